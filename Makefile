@@ -1,0 +1,38 @@
+# evalsite: `make demo` sets up and runs the app on one machine; `make test` runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+export DJANGO_SETTINGS_MODULE ?= evalsite.settings.local
+
+.PHONY: venv demo serve worker test test-fast bench clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Migrate the embedded SQLite database, load the demo, start a Celery worker on the
+# embedded file-system broker in the background and the web server in the foreground.
+demo: venv
+	mkdir -p var/broker/queue var/broker/processed
+	$(BIN)/python manage.py migrate --noinput -v 0
+	$(BIN)/python manage.py createcachetable
+	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)/
+	@echo "Starting the Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@$(BIN)/celery -A evalsite worker --loglevel=warning --concurrency=2 > var/worker.log 2>&1 & \
+	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
+	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+bench: venv
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf var staticfiles

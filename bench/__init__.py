@@ -1,0 +1,1 @@
+"""Scale benchmarks for evalsite: data generators and timing scripts (no Django here)."""

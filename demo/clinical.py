@@ -1,0 +1,442 @@
+"""Deterministic synthetic clinical study in the evalsite bundle format.
+
+:func:`generate_clinical` writes a ClinConsensus-style study: clinical cases
+(lay or professional vignettes, some as multi-turn chats) with case-specific
+binary rubrics (positive items weighted 1-3, penalty items -1 to -3), answers
+from several LLMs plus a few physician-written calibration answers, two expert
+cohorts that label every answer (``overlap`` annotators each, plus a checker on
+a share of answers), and one replayed LLM judge. Every (response, criterion)
+has a hidden true verdict drawn from a latent quality (model strength + case
+difficulty + noise); annotators, checkers and the judge see it through noise,
+much more noise on the "low-agreement" cases, so that agreement, coverage and
+adjudication reports have something to find. Rows are streamed to disk case by
+case, so the 2,500-case benchmark never holds the study in memory, and the same
+arguments always give the same bytes. Run ``python -m demo.clinical --out DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from demo.bundle_io import BundleWriter
+from demo.clinical_templates import GENERIC_CRITERIA, GENERIC_PENALTIES, SETTINGS, SPECIALTIES, TASK_THEMES
+from demo.clinical_text import (
+    PHYSICIAN_STYLE,
+    case_input,
+    model_style,
+    person_context,
+    render_reference_answer,
+    render_response,
+)
+
+DEFAULT_MODELS = ("gpt-4o", "claude-3.5-sonnet", "llama-3-70b", "gemini-1.5-pro", "mistral-large", "qwen2-72b")
+DEFAULT_COHORTS = (
+    ("group-1", ("g1-ann1", "g1-ann2", "g1-ann3", "g1-ann4"), "g1-check"),
+    ("group-2", ("g2-ann1", "g2-ann2", "g2-ann3"), "g2-check"),
+)
+DEFAULT_JUDGE = ("gpt-4o-judge", "gpt-4o", "anonymized")
+PHYSICIAN_MODEL = "physician"
+
+# Latent strength on a logit-like scale; unknown names get a value from their CRC32.
+MODEL_STRENGTH = {
+    "claude-3.5-sonnet": 1.0,
+    "gpt-4o": 0.9,
+    "gemini-1.5-pro": 0.75,
+    "qwen2-72b": 0.45,
+    "mistral-large": 0.4,
+    "llama-3-70b": 0.3,
+    "gpt-4o-mini": 0.35,
+    "deepseek-v2": 0.4,
+    "gemma-2-27b": 0.15,
+    "claude-3-haiku": 0.1,
+    "llama-3-8b": -0.3,
+    PHYSICIAN_MODEL: 1.4,
+}
+DIFFICULTY_OFFSET = {"low": 0.6, "medium": 0.0, "high": -0.7}
+
+# Noise levels (probabilities per decision).
+ANNOTATOR_FLIP_RANGE = (0.03, 0.08)
+COHORT_LENIENCY_STEP = 0.03  # later cohorts mark "met" a little more readily
+LOW_AGREEMENT_FLIP = 0.32
+CHECKER_FLIP = 0.02
+CHECKER_FLIP_LOW_AGREEMENT = 0.15
+CANNOT_ASSESS_RATE = 0.01
+RATIONALE_RATE = 0.12
+JUDGE_FLIP = 0.07
+JUDGE_FLIP_LOW_AGREEMENT = 0.18
+JUDGE_INVALID_RATE = 0.01
+
+_RATIONALES = {
+    "met": ("Clearly stated in the answer.", "Covered in the answer.", "Addressed, although briefly."),
+    "not_met": ("Not mentioned anywhere.", "Only implied, not stated.", "Missing from the answer."),
+    "cannot_assess": ("Cannot judge this from the text alone.",),
+}
+_JUDGE_EXPLANATIONS = {
+    True: ("The response explicitly covers this item.", "The response states this directly."),
+    False: ("The response does not address this item.", "This item is not covered by the response."),
+}
+_GARBAGE_OUTPUTS = (
+    '{"explanation": "The response',
+    "I'm sorry, I can't evaluate this response.",
+    '```json\n{"criteria_met": maybe}\n```',
+    "",
+    '{"criteria_met": "unclear"}',
+)
+_SPECIALTY_NAMES = tuple(SPECIALTIES)
+# Smallest pool a case can draw from: one specialty's positive items, every
+# general item and the general plus that specialty's penalty items.
+MAX_CRITERIA = len(GENERIC_CRITERIA) + len(GENERIC_PENALTIES) + min(
+    len(s["criteria"]) for s in SPECIALTIES.values()
+)
+
+
+def model_strength(model: str) -> float:
+    """Latent quality of a source model (deterministic for unknown names)."""
+    if model in MODEL_STRENGTH:
+        return MODEL_STRENGTH[model]
+    return -0.3 + 1.3 * (zlib.crc32(model.encode("utf-8")) % 1000) / 1000
+
+
+def annotator_flip_rate(username: str) -> float:
+    """Per-annotator error rate, fixed by the username."""
+    low, high = ANNOTATOR_FLIP_RANGE
+    return low + (high - low) * (zlib.crc32(username.encode("utf-8")) % 1000) / 1000
+
+
+def _pick_cases(seed: int, salt: int, n_cases: int, count: int) -> frozenset[int]:
+    count = max(0, min(count, n_cases))
+    rng = np.random.default_rng([seed, salt])
+    return frozenset(int(i) for i in rng.choice(n_cases, size=count, replace=False))
+
+
+def _criterion(criterion_id: str, template: tuple, tag: str, min_evidence: int) -> dict:
+    text, _sentence, weight, axis = template
+    return {
+        "criterion_id": criterion_id,
+        "text": text,
+        "kind": "binary",
+        "weight": float(weight),
+        "options": [],
+        "tags": [axis, tag],
+        "min_evidence": min_evidence,
+    }
+
+
+def _select_rubric(rng: random.Random, primary: str, second: str | None, n_criteria: int) -> list[tuple]:
+    """Choose ``n_criteria`` items: specialty items, general items, then penalties.
+
+    Returns ``(template, tag)`` pairs in rubric order.
+    """
+    spec_pos, spec_pen = [], []
+    for name, limit in ((primary, None), (second, 4)):
+        if name is None:
+            continue
+        items = [t for t in SPECIALTIES[name]["criteria"]]
+        rng.shuffle(items)
+        pos = [(t, f"specialty:{name}") for t in items if t[2] > 0][:limit]
+        pen = [(t, f"specialty:{name}") for t in items if t[2] < 0]
+        spec_pos += pos
+        spec_pen += pen
+    generic = [(t, "general") for t in GENERIC_CRITERIA]
+    rng.shuffle(generic)
+    penalties = spec_pen + [(t, "general") for t in GENERIC_PENALTIES]
+    rng.shuffle(penalties)
+
+    n_pen = min(len(penalties), max(1, round(n_criteria * rng.randint(3, 5) / 30)))
+    n_spec = min(len(spec_pos), round(n_criteria * 0.45))
+    n_generic = n_criteria - n_pen - n_spec
+    # Large rubrics: once the general items run out, take more specialty
+    # items, then more penalties.
+    for pool_size, attr in ((len(spec_pos), "spec"), (len(penalties), "pen")):
+        if n_generic > len(generic):
+            have = n_spec if attr == "spec" else n_pen
+            extra = min(n_generic - len(generic), pool_size - have)
+            n_generic -= extra
+            if attr == "spec":
+                n_spec += extra
+            else:
+                n_pen += extra
+    if n_generic > len(generic):
+        raise ValueError(f"n_criteria={n_criteria} is more than the templates can fill")
+    chosen = spec_pos[:n_spec] + generic[:n_generic] + penalties[:n_pen]
+    return [(template, tag) for template, tag in chosen]
+
+
+def _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_share, low_agreement_share) -> None:
+    if n_cases < 1:
+        raise ValueError("n_cases must be at least 1")
+    if not 1 <= n_criteria <= MAX_CRITERIA:
+        raise ValueError(f"n_criteria must be between 1 and {MAX_CRITERIA}")
+    if not models or len(set(models)) != len(models):
+        raise ValueError("models must be a non-empty list of distinct names")
+    if PHYSICIAN_MODEL in models:
+        raise ValueError(f"{PHYSICIAN_MODEL!r} is reserved for the human answers")
+    if overlap < 1:
+        raise ValueError("overlap must be at least 1")
+    names = [c[0] for c in cohorts]
+    if len(set(names)) != len(names):
+        raise ValueError("cohort names must be distinct")
+    users = [u for _, pool, checker in cohorts for u in (*pool, *([checker] if checker else []))]
+    if len(set(users)) != len(users):
+        raise ValueError("a user may belong to one cohort only, with one role")
+    for name, pool, _checker in cohorts:
+        if len(pool) < overlap:
+            raise ValueError(f"cohort {name} has {len(pool)} annotators, fewer than overlap={overlap}")
+    if not 0 <= checker_share <= 1 or not 0 <= low_agreement_share <= 1:
+        raise ValueError("checker_share and low_agreement_share must be within [0, 1]")
+
+
+def generate_clinical(
+    out_dir,
+    *,
+    slug: str = "clinical-demo",
+    n_cases: int = 40,
+    n_criteria: int = 30,
+    models: Sequence[str] = DEFAULT_MODELS,
+    human_answer_cases: int = 8,
+    cohorts: Sequence[tuple[str, Sequence[str], str | None]] = DEFAULT_COHORTS,
+    overlap: int = 2,
+    checker_share: float = 0.25,
+    judge: tuple[str, str, str] | None = DEFAULT_JUDGE,
+    low_agreement_share: float = 0.15,
+    seed: int = 7,
+    coverage_k: int | None = None,
+) -> dict:
+    """Write the synthetic clinical study bundle to ``out_dir``; return a summary.
+
+    ``cohorts`` is a sequence of ``(name, annotator usernames, checker username
+    or None)``; ``judge`` is ``(name, model, condition)`` or None. Each answer
+    gets ``overlap`` annotators per cohort (labelling all its criteria) and,
+    for a ``checker_share`` of answers, the cohort's checker too. With
+    ``coverage_k=None`` the project's k is calibrated like ClinConsensus: the
+    rounded mean number of criteria truly met by the physician answers (by all
+    answers when there are none). The summary holds the row counts plus
+    ``coverage_k``, ``low_agreement_cases`` and ``human_answer_cases`` (case ids).
+    """
+    models = tuple(models)
+    cohorts = tuple((name, tuple(pool), checker) for name, pool, checker in cohorts)
+    _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_share, low_agreement_share)
+    human_cases = _pick_cases(seed, 1, n_cases, human_answer_cases)
+    low_cases = _pick_cases(seed, 2, n_cases, round(low_agreement_share * n_cases))
+    width = max(4, len(str(n_cases)))
+    flip_rates = {user: annotator_flip_rate(user) for _, pool, _ in cohorts for user in pool}
+    hits_total = {"human": [0, 0], "all": [0, 0]}  # [sum of true hits, responses]
+
+    with BundleWriter(out_dir) as writer:
+        write_response, write_label, write_judgment = writer.response, writer.label, writer.judgment
+        for case_index in range(n_cases):
+            case_id = f"case-{case_index + 1:0{width}d}"
+            text_rng = random.Random(f"clinical:{seed}:{case_index}")
+            num_rng = np.random.default_rng([seed, 1000 + case_index])
+            low_agreement = case_index in low_cases
+
+            # --- the case -------------------------------------------------
+            primary = _SPECIALTY_NAMES[text_rng.randrange(len(_SPECIALTY_NAMES))]
+            spec = SPECIALTIES[primary]
+            second_name = text_rng.choice(spec["partners"]) if text_rng.random() < 0.4 else None
+            second = SPECIALTIES[second_name] if second_name else None
+            register = "lay" if text_rng.random() < 0.5 else "professional"
+            difficulty = text_rng.choices(("low", "medium", "high"), weights=(3, 5, 2))[0]
+            themes = list(spec["themes"])
+            text_rng.shuffle(themes)
+            themes = themes[: text_rng.randint(1, min(3, len(themes)))]
+            if len(themes) < 3 and text_rng.random() < 0.2:
+                extra_theme = text_rng.choice(TASK_THEMES)
+                if extra_theme not in themes:
+                    themes.append(extra_theme)
+            context = person_context(text_rng, spec)
+            multi_turn = text_rng.random() < 0.25
+            case = {"case_id": case_id}
+            case.update(case_input(text_rng, specialty=spec, second=second, register=register,
+                                   context=context, multi_turn=multi_turn))
+            rubric = _select_rubric(text_rng, primary, second_name, n_criteria)
+            criterion_ids = [f"{case_id}-c{j + 1:02d}" for j in range(len(rubric))]
+            evidence_slots = 0
+            criteria = []
+            for cid, (template, tag) in zip(criterion_ids, rubric):
+                needs_evidence = template[2] == 3 and tag != "general" and evidence_slots < 3
+                evidence_slots += needs_evidence
+                criteria.append(_criterion(cid, template, tag, 1 if needs_evidence else 0))
+            case["criteria"] = criteria
+            sentences = [template[1] for template, _ in rubric]
+            positive = np.array([template[2] > 0 for template, _ in rubric])
+            is_action = [tag != "general" or template[2] < 0 for template, tag in rubric]
+            if text_rng.random() < 0.3:
+                case["reference_answer"] = render_reference_answer(
+                    topic=spec["topic"],
+                    action_sentences=[s for s, a, p in zip(sentences, is_action, positive) if a and p],
+                    note_sentences=[s for s, a, p in zip(sentences, is_action, positive) if not a and p],
+                )
+            case["metadata"] = {
+                "task_themes": themes,
+                "specialties": [primary] + ([second_name] if second_name else []),
+                "difficulty": difficulty,
+                "register": register,
+                "setting": text_rng.choice(SETTINGS),
+                "patient_age": context["age"],
+                "patient_sex": context["sex"],
+            }
+            writer.case(case)
+
+            # --- responses and their hidden truth ------------------------
+            authors = [(m, "model") for m in models]
+            if case_index in human_cases:
+                authors.append((PHYSICIAN_MODEL, "human"))
+            text_rng.shuffle(authors)  # blind: the response number says nothing about the model
+            n_resp, n_crit = len(authors), len(rubric)
+            strengths = np.array([model_strength(m) for m, _ in authors])
+            quality = strengths + DIFFICULTY_OFFSET[difficulty] + num_rng.normal(0.0, 0.45, n_resp)
+            ease = num_rng.normal(0.0, 0.9, n_crit)
+            logit_pos = 1.4 * (quality[:, None] + ease[None, :])
+            logit_pen = -2.2 - 1.3 * quality[:, None] + 0.4 * ease[None, :]
+            p_met = 1.0 / (1.0 + np.exp(-np.where(positive[None, :], logit_pos, logit_pen)))
+            truth = num_rng.random((n_resp, n_crit)) < p_met
+            truth_rows = truth.tolist()
+
+            response_ids = [f"{case_id}-r{j + 1:02d}" for j in range(n_resp)]
+            for j, (model, kind) in enumerate(authors):
+                met = truth_rows[j]
+                actions = [s for s, a, m in zip(sentences, is_action, met) if a and m]
+                notes = [s for s, a, m in zip(sentences, is_action, met) if not a and m]
+                text_rng.shuffle(actions)  # penalty advice lands anywhere in the list
+                style = PHYSICIAN_STYLE if kind == "human" else model_style(model)
+                text = render_response(text_rng, style=style, register=register, topic=spec["topic"],
+                                       action_sentences=actions, note_sentences=notes)
+                write_response({"response_id": response_ids[j], "case_id": case_id, "model": model,
+                                "text": text, "author_kind": kind})
+                hits = sum(met)
+                hits_total["all"][0] += hits
+                hits_total["all"][1] += 1
+                if kind == "human":
+                    hits_total["human"][0] += hits
+                    hits_total["human"][1] += 1
+
+            # --- human labels -------------------------------------------
+            label_rows = []  # per response: list of (cohort, user, role, verdicts, rationale mask)
+            for cohort_index, (cohort, pool, checker) in enumerate(cohorts):
+                leniency = COHORT_LENIENCY_STEP * cohort_index
+                starts = num_rng.integers(0, len(pool), n_resp)
+                for slot in range(overlap):
+                    users = [pool[(int(s) + slot) % len(pool)] for s in starts]
+                    if low_agreement:
+                        flip_met = np.full(n_resp, LOW_AGREEMENT_FLIP)
+                        flip_not = flip_met
+                    else:
+                        flip_met = np.array([flip_rates[u] for u in users])
+                        flip_not = flip_met + leniency
+                    flip_p = np.where(truth, flip_met[:, None], flip_not[:, None])
+                    verdict_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip_p)
+                    cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE
+                    explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
+                    label_rows.append((cohort, users, "annotator", verdict_met, cannot, explain, None))
+                if checker and checker_share > 0:
+                    checked = num_rng.random(n_resp) < checker_share
+                    flip = CHECKER_FLIP_LOW_AGREEMENT if low_agreement else CHECKER_FLIP
+                    verdict_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip)
+                    cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE / 3
+                    explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
+                    label_rows.append((cohort, [checker] * n_resp, "checker", verdict_met, cannot, explain, checked))
+            picks = num_rng.integers(0, 3, (n_resp, n_crit)).tolist()
+            plain = [(cohort, users, role, v.tolist(), c.tolist(), e.tolist(), None if ch is None else ch.tolist())
+                     for cohort, users, role, v, c, e, ch in label_rows]
+            for j in range(n_resp):
+                rid = response_ids[j]
+                met = truth_rows[j]
+                pick = picks[j]
+                for row_index, (cohort, users, role, verdicts, cannots, explains, checked) in enumerate(plain):
+                    if checked is not None and not checked[j]:
+                        continue
+                    user = users[j]
+                    v_row, c_row, e_row = verdicts[j], cannots[j], explains[j]
+                    for k in range(n_crit):
+                        verdict = "cannot_assess" if c_row[k] else ("met" if v_row[k] else "not_met")
+                        label = {"response_id": rid, "criterion_id": criterion_ids[k], "cohort": cohort,
+                                 "annotator": user, "role": role, "verdict": verdict}
+                        if e_row[k]:
+                            options = _RATIONALES[verdict]
+                            label["rationale"] = options[(pick[k] + row_index) % len(options)]
+                            if verdict == "met" and met[k]:
+                                label["evidence"] = [sentences[k]]
+                        write_label(label)
+
+            # --- judge -------------------------------------------------
+            if judge is not None:
+                judge_name, judge_model, condition = judge
+                flip = JUDGE_FLIP_LOW_AGREEMENT if low_agreement else JUDGE_FLIP
+                said_met = (truth ^ (num_rng.random((n_resp, n_crit)) < flip)).tolist()
+                invalid = (num_rng.random((n_resp, n_crit)) < JUDGE_INVALID_RATE).tolist()
+                for j in range(n_resp):
+                    rid = response_ids[j]
+                    met, pick = truth_rows[j], picks[j]
+                    for k in range(n_crit):
+                        row = {"response_id": rid, "criterion_id": criterion_ids[k], "judge": judge_name,
+                               "judge_model": judge_model, "condition": condition, "sample": 0}
+                        if invalid[j][k]:
+                            row.update(verdict=None, explanation="", evidence=[],
+                                       raw=_GARBAGE_OUTPUTS[(pick[k] + k) % len(_GARBAGE_OUTPUTS)])
+                        else:
+                            is_met = said_met[j][k]
+                            explanation = _JUDGE_EXPLANATIONS[is_met][pick[k] % 2]
+                            row.update(
+                                verdict="met" if is_met else "not_met",
+                                explanation=explanation,
+                                evidence=[sentences[k]] if is_met and met[k] else [],
+                                raw=json.dumps({"explanation": explanation, "criteria_met": is_met}),
+                            )
+                        write_judgment(row)
+
+        source = hits_total["human"] if hits_total["human"][1] else hits_total["all"]
+        if coverage_k is None:
+            coverage_k = min(n_criteria, max(1, round(source[0] / source[1])))
+        project = {
+            "slug": slug,
+            "name": "Synthetic clinical study (demo)",
+            "description": (
+                f"Deterministic synthetic ClinConsensus-style study (seed {seed}): {n_cases} cases with "
+                f"{n_criteria} case-specific binary criteria, answers from {len(models)} models"
+                f"{' and physicians' if human_cases else ''}, {len(cohorts)} expert cohorts"
+                f"{' and one replayed LLM judge' if judge else ''}. All content is invented; not medical advice."
+            ),
+            "blind": True,
+            "coverage_k": int(coverage_k),
+            "rubric": [],
+            "cohorts": [{"name": name} for name, _, _ in cohorts],
+            "judges": [] if judge is None else [{
+                "name": judge[0], "backend": "replay", "model": judge[1], "condition": judge[2],
+                "temperature": 0.0, "samples": 1,
+            }],
+        }
+        counts = writer.finish(project)
+    counts.update(
+        coverage_k=int(coverage_k),
+        low_agreement_cases=[f"case-{i + 1:0{width}d}" for i in sorted(low_cases)],
+        human_answer_cases=[f"case-{i + 1:0{width}d}" for i in sorted(human_cases)],
+    )
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m demo.clinical", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="bundle directory to write")
+    parser.add_argument("--cases", type=int, default=40)
+    parser.add_argument("--criteria", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--slug", default="clinical-demo")
+    parser.add_argument("--no-judge", action="store_true", help="leave out the replayed judge")
+    args = parser.parse_args(argv)
+    summary = generate_clinical(args.out, slug=args.slug, n_cases=args.cases, n_criteria=args.criteria,
+                                seed=args.seed, judge=None if args.no_judge else DEFAULT_JUDGE)
+    counts = {k: v for k, v in summary.items() if isinstance(v, int)}
+    print(json.dumps(counts, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

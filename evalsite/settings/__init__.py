@@ -1,0 +1,1 @@
+"""Settings split by environment: base (shared), local, test and production."""

@@ -1,0 +1,17 @@
+"""Settings for the test suite: fast hashing, local-memory cache, eager Celery by default.
+
+DATABASE_URL selects SQLite (default) or PostgreSQL; the broker test that needs a real worker
+reads CELERY_BROKER_URL itself and skips when it is not set.
+"""
+from .base import *  # noqa: F401,F403
+from .base import env
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+CELERY_TASK_EAGER_PROPAGATES = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

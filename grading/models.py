@@ -1,0 +1,132 @@
+"""The automated and final side of a study (SPEC §2): judges, judge runs, judgments and
+adjudications.
+
+A judge's condition (attributed / anonymized) is part of the judge: the same judge model
+under both conditions is two judges, so bias reports can compare them (SPEC §3).
+"""
+from django.conf import settings
+from django.db import models
+
+from annotation.models import Criterion, Label, Project, Response, RubricVersion
+
+
+class Judge(models.Model):
+    OPENAI, BASELINE, REPLAY = "openai", "baseline", "replay"
+    BACKENDS = [(OPENAI, "OpenAI-compatible chat completions"), (BASELINE, "offline baseline"), (REPLAY, "replay of imported judgments")]
+    ATTRIBUTED, ANONYMIZED = "attributed", "anonymized"
+    CONDITIONS = [(ATTRIBUTED, "attributed"), (ANONYMIZED, "anonymized")]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
+    name = models.CharField(max_length=100)
+    backend = models.CharField(max_length=10, choices=BACKENDS, default=REPLAY)
+    model = models.CharField(max_length=200, blank=True, help_text="The judge's own model name.")
+    base_url = models.CharField(max_length=500, blank=True)
+    api_key_env = models.CharField(
+        max_length=100, blank=True, help_text="Name of the environment variable holding the API key (never the key)."
+    )
+    condition = models.CharField(max_length=10, choices=CONDITIONS, default=ANONYMIZED)
+    temperature = models.FloatField(default=0.0)
+    samples = models.PositiveSmallIntegerField(default=1, help_text="Monte Carlo samples per item.")
+    concurrency = models.PositiveSmallIntegerField(default=8)
+    max_retries = models.PositiveSmallIntegerField(default=3)
+    price_in_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_out_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    settings = models.JSONField(
+        default=dict, blank=True, help_text="Prompt, few-shot, option shuffling and evidence settings."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="judge_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.backend}, {self.condition})"
+
+
+class JudgeRun(models.Model):
+    QUEUED, RUNNING, STOPPING, STOPPED, FINISHED, FAILED = "queued", "running", "stopping", "stopped", "finished", "failed"
+    STATUSES = [(s, s) for s in (QUEUED, RUNNING, STOPPING, STOPPED, FINISHED, FAILED)]
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    status = models.CharField(max_length=10, choices=STATUSES, default=QUEUED)
+    scope = models.JSONField(default=dict, blank=True, help_text="Slice: case, model and criterion ids; empty = project.")
+    total_calls = models.PositiveIntegerField(default=0)
+    done_calls = models.PositiveIntegerField(default=0)
+    invalid_count = models.PositiveIntegerField(default=0)
+    cache_hits = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.judge.name} ({self.status})"
+
+
+class Judgment(models.Model):
+    """One judge decision for (response, criterion, sample); writes are idempotent on that key."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
+    run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgments")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judgments")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="judgments")
+    sample = models.PositiveSmallIntegerField(default=0)
+    condition = models.CharField(max_length=10, choices=Judge.CONDITIONS)
+    verdict = models.CharField(max_length=14, choices=Label.VERDICTS, null=True, blank=True)
+    option_label = models.CharField(max_length=200, null=True, blank=True)
+    value = models.FloatField(null=True, blank=True)
+    valid = models.BooleanField(default=True)
+    evidence_capped = models.BooleanField(default=False, help_text="Capped by the evidence check (SPEC §3).")
+    explanation = models.TextField(blank=True)
+    evidence = models.JSONField(default=list, blank=True)
+    raw = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(null=True, blank=True)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge", "response", "criterion", "sample"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "response", "criterion", "sample"], name="judgment_unique_call"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge.name}: {self.response}/{self.criterion}#{self.sample}"
+
+
+class Adjudication(models.Model):
+    AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED = "agreed", "adjudicated", "single-cohort", "unresolved"
+    PROVENANCES = [(p, p) for p in (AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED)]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="adjudications")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="adjudications")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="adjudications")
+    verdict = models.CharField(max_length=14, choices=Label.VERDICTS, null=True, blank=True)
+    option_label = models.CharField(max_length=200, null=True, blank=True)
+    value = models.FloatField(null=True, blank=True)
+    provenance = models.CharField(max_length=14, choices=PROVENANCES, default=ADJUDICATED)
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "response", "criterion"]
+        constraints = [
+            models.UniqueConstraint(fields=["response", "criterion"], name="adjudication_unique_item"),
+        ]
