@@ -3,3 +3,4 @@ from .base import *  # noqa: F401,F403
 from .base import env
 
 DEBUG = env.bool("DEBUG", default=True)
+WHITENOISE_AUTOREFRESH = True

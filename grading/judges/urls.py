@@ -1,0 +1,2 @@
+"""URLs of grading.judges."""
+urlpatterns: list = []

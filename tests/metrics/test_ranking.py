@@ -1,0 +1,37 @@
+"""Ranking comparison helpers: tie-breaking, overlap and undefined correlations."""
+
+import math
+
+import pytest
+
+from grading.metrics import MetricError, compare_rankings, rank_models, top_n_overlap
+
+
+def test_rank_models_breaks_ties_by_name_and_drops_missing():
+    assert rank_models({"b": 0.5, "a": 0.5, "c": 0.9, "d": math.nan, "e": None}) == ["c", "a", "b"]
+
+
+def test_top_n_overlap_fraction():
+    a = {"m1": 5, "m2": 4, "m3": 3, "m4": 2}
+    b = {"m1": 1, "m2": 4, "m3": 3, "m4": 5}
+    # top-2: {m1, m2} vs {m4, m2}
+    assert top_n_overlap(a, b, n=2) == pytest.approx(0.5)
+    # n larger than the number of models: all four are in both tops
+    assert top_n_overlap(a, b, n=5) == pytest.approx(1.0)
+    with pytest.raises(MetricError):
+        top_n_overlap(a, b, n=0)
+
+
+def test_reversed_ranking_has_rho_and_tau_minus_one():
+    a = {"w": 1, "x": 2, "y": 3, "z": 4}
+    b = {"w": 40, "x": 30, "y": 20, "z": 10}
+    result = compare_rankings(a, b)
+    assert result.spearman_rho == pytest.approx(-1.0)
+    assert result.kendall_tau == pytest.approx(-1.0)
+    assert result.top3_overlap == pytest.approx(2 / 3)
+
+
+def test_constant_or_tiny_rankings_have_no_correlation():
+    assert compare_rankings({"a": 1, "b": 1}, {"a": 1, "b": 2}).spearman_rho is None
+    assert compare_rankings({"a": 1}, {"a": 2}).kendall_tau is None
+    assert compare_rankings({"a": 1, "b": 2}, {"c": 1}).n_models == 0
