@@ -26,15 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from demo.bundle_io import BundleWriter
-from demo.clinical_templates import GENERIC_CRITERIA, GENERIC_PENALTIES, SETTINGS, SPECIALTIES, TASK_THEMES
-from demo.clinical_text import (
-    PHYSICIAN_STYLE,
-    case_input,
-    model_style,
-    person_context,
-    render_reference_answer,
-    render_response,
-)
+from demo.clinical_cases import MAX_CRITERIA, CaseDraft, build_case
+from demo.clinical_text import PHYSICIAN_STYLE, model_style, render_response
 
 DEFAULT_MODELS = ("gpt-4o", "claude-3.5-sonnet", "llama-3-70b", "gemini-1.5-pro", "mistral-large", "qwen2-72b")
 DEFAULT_COHORTS = (
@@ -89,14 +82,6 @@ _GARBAGE_OUTPUTS = (
     "",
     '{"criteria_met": "unclear"}',
 )
-_SPECIALTY_NAMES = tuple(SPECIALTIES)
-# Smallest pool a case can draw from: one specialty's positive items, every
-# general item and the general plus that specialty's penalty items.
-MAX_CRITERIA = len(GENERIC_CRITERIA) + len(GENERIC_PENALTIES) + min(
-    len(s["criteria"]) for s in SPECIALTIES.values()
-)
-
-
 def model_strength(model: str) -> float:
     """Latent quality of a source model (deterministic for unknown names)."""
     if model in MODEL_STRENGTH:
@@ -114,59 +99,6 @@ def _pick_cases(seed: int, salt: int, n_cases: int, count: int) -> frozenset[int
     count = max(0, min(count, n_cases))
     rng = np.random.default_rng([seed, salt])
     return frozenset(int(i) for i in rng.choice(n_cases, size=count, replace=False))
-
-
-def _criterion(criterion_id: str, template: tuple, tag: str, min_evidence: int) -> dict:
-    text, _sentence, weight, axis = template
-    return {
-        "criterion_id": criterion_id,
-        "text": text,
-        "kind": "binary",
-        "weight": float(weight),
-        "options": [],
-        "tags": [axis, tag],
-        "min_evidence": min_evidence,
-    }
-
-
-def _select_rubric(rng: random.Random, primary: str, second: str | None, n_criteria: int) -> list[tuple]:
-    """Choose ``n_criteria`` items: specialty items, general items, then penalties.
-
-    Returns ``(template, tag)`` pairs in rubric order.
-    """
-    spec_pos, spec_pen = [], []
-    for name, limit in ((primary, None), (second, 4)):
-        if name is None:
-            continue
-        items = [t for t in SPECIALTIES[name]["criteria"]]
-        rng.shuffle(items)
-        pos = [(t, f"specialty:{name}") for t in items if t[2] > 0][:limit]
-        pen = [(t, f"specialty:{name}") for t in items if t[2] < 0]
-        spec_pos += pos
-        spec_pen += pen
-    generic = [(t, "general") for t in GENERIC_CRITERIA]
-    rng.shuffle(generic)
-    penalties = spec_pen + [(t, "general") for t in GENERIC_PENALTIES]
-    rng.shuffle(penalties)
-
-    n_pen = min(len(penalties), max(1, round(n_criteria * rng.randint(3, 5) / 30)))
-    n_spec = min(len(spec_pos), round(n_criteria * 0.45))
-    n_generic = n_criteria - n_pen - n_spec
-    # Large rubrics: once the general items run out, take more specialty
-    # items, then more penalties.
-    for pool_size, attr in ((len(spec_pos), "spec"), (len(penalties), "pen")):
-        if n_generic > len(generic):
-            have = n_spec if attr == "spec" else n_pen
-            extra = min(n_generic - len(generic), pool_size - have)
-            n_generic -= extra
-            if attr == "spec":
-                n_spec += extra
-            else:
-                n_pen += extra
-    if n_generic > len(generic):
-        raise ValueError(f"n_criteria={n_criteria} is more than the templates can fill")
-    chosen = spec_pos[:n_spec] + generic[:n_generic] + penalties[:n_pen]
-    return [(template, tag) for template, tag in chosen]
 
 
 def _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_share, low_agreement_share) -> None:
@@ -191,6 +123,126 @@ def _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_shar
             raise ValueError(f"cohort {name} has {len(pool)} annotators, fewer than overlap={overlap}")
     if not 0 <= checker_share <= 1 or not 0 <= low_agreement_share <= 1:
         raise ValueError("checker_share and low_agreement_share must be within [0, 1]")
+
+
+def _draw_truth(num_rng: np.random.Generator, draft: CaseDraft, authors: list[tuple[str, str]]) -> np.ndarray:
+    """Hidden verdicts (responses x criteria) from model strength, difficulty and item ease."""
+    n_resp, n_crit = len(authors), len(draft.criterion_ids)
+    strengths = np.array([model_strength(m) for m, _ in authors])
+    quality = strengths + DIFFICULTY_OFFSET[draft.difficulty] + num_rng.normal(0.0, 0.45, n_resp)
+    ease = num_rng.normal(0.0, 0.9, n_crit)
+    logit_pos = 1.4 * (quality[:, None] + ease[None, :])
+    # Penalty items: weak answers give harmful advice more often, but rarely.
+    logit_pen = -2.2 - 1.3 * quality[:, None] + 0.4 * ease[None, :]
+    p_met = 1.0 / (1.0 + np.exp(-np.where(draft.positive[None, :], logit_pos, logit_pen)))
+    return num_rng.random((n_resp, n_crit)) < p_met
+
+
+def _draw_labels(num_rng, truth, *, cohorts, overlap, checker_share, low_agreement, flip_rates) -> list[tuple]:
+    """Noisy human verdicts: one entry per (cohort, annotator slot) and per checker.
+
+    Each entry is ``(cohort, user per response, role, met, cannot_assess,
+    with_rationale, checked responses or None)`` as nested lists.
+    """
+    n_resp, n_crit = truth.shape
+    rows = []
+    for cohort_index, (cohort, pool, checker) in enumerate(cohorts):
+        leniency = COHORT_LENIENCY_STEP * cohort_index
+        # Consecutive annotators from a random start, so pairs mix across responses.
+        starts = num_rng.integers(0, len(pool), n_resp)
+        for slot in range(overlap):
+            users = [pool[(int(s) + slot) % len(pool)] for s in starts]
+            if low_agreement:
+                flip_met = np.full(n_resp, LOW_AGREEMENT_FLIP)
+                flip_not = flip_met
+            else:
+                flip_met = np.array([flip_rates[u] for u in users])
+                flip_not = flip_met + leniency
+            flip_p = np.where(truth, flip_met[:, None], flip_not[:, None])
+            said_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip_p)
+            cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE
+            explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
+            rows.append((cohort, users, "annotator", said_met, cannot, explain, None))
+        if checker and checker_share > 0:
+            checked = num_rng.random(n_resp) < checker_share
+            flip = CHECKER_FLIP_LOW_AGREEMENT if low_agreement else CHECKER_FLIP
+            said_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip)
+            cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE / 3
+            explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
+            rows.append((cohort, [checker] * n_resp, "checker", said_met, cannot, explain, checked))
+    return [(cohort, users, role, v.tolist(), c.tolist(), e.tolist(), None if ch is None else ch.tolist())
+            for cohort, users, role, v, c, e, ch in rows]
+
+
+def _write_labels(write_label, draft: CaseDraft, response_ids, truth_rows, picks, label_rows) -> None:
+    criterion_ids, sentences = draft.criterion_ids, draft.sentences
+    n_crit = len(criterion_ids)
+    for j, rid in enumerate(response_ids):
+        met, pick = truth_rows[j], picks[j]
+        for row_index, (cohort, users, role, verdicts, cannots, explains, checked) in enumerate(label_rows):
+            if checked is not None and not checked[j]:
+                continue
+            user = users[j]
+            v_row, c_row, e_row = verdicts[j], cannots[j], explains[j]
+            for k in range(n_crit):
+                verdict = "cannot_assess" if c_row[k] else ("met" if v_row[k] else "not_met")
+                label = {"response_id": rid, "criterion_id": criterion_ids[k], "cohort": cohort,
+                         "annotator": user, "role": role, "verdict": verdict}
+                if e_row[k]:
+                    options = _RATIONALES[verdict]
+                    label["rationale"] = options[(pick[k] + row_index) % len(options)]
+                    if verdict == "met" and met[k]:  # only then is the sentence in the text
+                        label["evidence"] = [sentences[k]]
+                write_label(label)
+
+
+def _write_judgments(write_judgment, num_rng, draft: CaseDraft, response_ids, truth, truth_rows, picks, *,
+                     judge, low_agreement) -> None:
+    judge_name, judge_model, condition = judge
+    criterion_ids, sentences = draft.criterion_ids, draft.sentences
+    shape = truth.shape
+    flip = JUDGE_FLIP_LOW_AGREEMENT if low_agreement else JUDGE_FLIP
+    said_met = (truth ^ (num_rng.random(shape) < flip)).tolist()
+    invalid = (num_rng.random(shape) < JUDGE_INVALID_RATE).tolist()
+    for j, rid in enumerate(response_ids):
+        met, pick = truth_rows[j], picks[j]
+        for k in range(shape[1]):
+            row = {"response_id": rid, "criterion_id": criterion_ids[k], "judge": judge_name,
+                   "judge_model": judge_model, "condition": condition, "sample": 0}
+            if invalid[j][k]:
+                row.update(verdict=None, explanation="", evidence=[],
+                           raw=_GARBAGE_OUTPUTS[(pick[k] + k) % len(_GARBAGE_OUTPUTS)])
+            else:
+                is_met = said_met[j][k]
+                explanation = _JUDGE_EXPLANATIONS[is_met][pick[k] % 2]
+                row.update(
+                    verdict="met" if is_met else "not_met",
+                    explanation=explanation,
+                    evidence=[sentences[k]] if is_met and met[k] else [],
+                    raw=json.dumps({"explanation": explanation, "criteria_met": is_met}),
+                )
+            write_judgment(row)
+
+
+def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_humans, coverage_k) -> dict:
+    return {
+        "slug": slug,
+        "name": "Synthetic clinical study (demo)",
+        "description": (
+            f"Deterministic synthetic ClinConsensus-style study (seed {seed}): {n_cases} cases with "
+            f"{n_criteria} case-specific binary criteria, answers from {len(models)} models"
+            f"{' and physicians' if with_humans else ''}, {len(cohorts)} expert cohorts"
+            f"{' and one replayed LLM judge' if judge else ''}. All content is invented; not medical advice."
+        ),
+        "blind": True,
+        "coverage_k": int(coverage_k),
+        "rubric": [],
+        "cohorts": [{"name": name} for name, _, _ in cohorts],
+        "judges": [] if judge is None else [{
+            "name": judge[0], "backend": "replay", "model": judge[1], "condition": judge[2],
+            "temperature": 0.0, "samples": 1,
+        }],
+    }
 
 
 def generate_clinical(
@@ -227,193 +279,53 @@ def generate_clinical(
     low_cases = _pick_cases(seed, 2, n_cases, round(low_agreement_share * n_cases))
     width = max(4, len(str(n_cases)))
     flip_rates = {user: annotator_flip_rate(user) for _, pool, _ in cohorts for user in pool}
-    hits_total = {"human": [0, 0], "all": [0, 0]}  # [sum of true hits, responses]
+    hits = {"human": [0, 0], "all": [0, 0]}  # [sum of true hits, responses]
 
     with BundleWriter(out_dir) as writer:
-        write_response, write_label, write_judgment = writer.response, writer.label, writer.judgment
         for case_index in range(n_cases):
             case_id = f"case-{case_index + 1:0{width}d}"
+            # Separate generators per case: text choices and numeric draws never shift each other.
             text_rng = random.Random(f"clinical:{seed}:{case_index}")
             num_rng = np.random.default_rng([seed, 1000 + case_index])
             low_agreement = case_index in low_cases
+            draft = build_case(text_rng, case_id, n_criteria)
+            writer.case(draft.row)
 
-            # --- the case -------------------------------------------------
-            primary = _SPECIALTY_NAMES[text_rng.randrange(len(_SPECIALTY_NAMES))]
-            spec = SPECIALTIES[primary]
-            second_name = text_rng.choice(spec["partners"]) if text_rng.random() < 0.4 else None
-            second = SPECIALTIES[second_name] if second_name else None
-            register = "lay" if text_rng.random() < 0.5 else "professional"
-            difficulty = text_rng.choices(("low", "medium", "high"), weights=(3, 5, 2))[0]
-            themes = list(spec["themes"])
-            text_rng.shuffle(themes)
-            themes = themes[: text_rng.randint(1, min(3, len(themes)))]
-            if len(themes) < 3 and text_rng.random() < 0.2:
-                extra_theme = text_rng.choice(TASK_THEMES)
-                if extra_theme not in themes:
-                    themes.append(extra_theme)
-            context = person_context(text_rng, spec)
-            multi_turn = text_rng.random() < 0.25
-            case = {"case_id": case_id}
-            case.update(case_input(text_rng, specialty=spec, second=second, register=register,
-                                   context=context, multi_turn=multi_turn))
-            rubric = _select_rubric(text_rng, primary, second_name, n_criteria)
-            criterion_ids = [f"{case_id}-c{j + 1:02d}" for j in range(len(rubric))]
-            evidence_slots = 0
-            criteria = []
-            for cid, (template, tag) in zip(criterion_ids, rubric):
-                needs_evidence = template[2] == 3 and tag != "general" and evidence_slots < 3
-                evidence_slots += needs_evidence
-                criteria.append(_criterion(cid, template, tag, 1 if needs_evidence else 0))
-            case["criteria"] = criteria
-            sentences = [template[1] for template, _ in rubric]
-            positive = np.array([template[2] > 0 for template, _ in rubric])
-            is_action = [tag != "general" or template[2] < 0 for template, tag in rubric]
-            if text_rng.random() < 0.3:
-                case["reference_answer"] = render_reference_answer(
-                    topic=spec["topic"],
-                    action_sentences=[s for s, a, p in zip(sentences, is_action, positive) if a and p],
-                    note_sentences=[s for s, a, p in zip(sentences, is_action, positive) if not a and p],
-                )
-            case["metadata"] = {
-                "task_themes": themes,
-                "specialties": [primary] + ([second_name] if second_name else []),
-                "difficulty": difficulty,
-                "register": register,
-                "setting": text_rng.choice(SETTINGS),
-                "patient_age": context["age"],
-                "patient_sex": context["sex"],
-            }
-            writer.case(case)
-
-            # --- responses and their hidden truth ------------------------
             authors = [(m, "model") for m in models]
             if case_index in human_cases:
                 authors.append((PHYSICIAN_MODEL, "human"))
             text_rng.shuffle(authors)  # blind: the response number says nothing about the model
-            n_resp, n_crit = len(authors), len(rubric)
-            strengths = np.array([model_strength(m) for m, _ in authors])
-            quality = strengths + DIFFICULTY_OFFSET[difficulty] + num_rng.normal(0.0, 0.45, n_resp)
-            ease = num_rng.normal(0.0, 0.9, n_crit)
-            logit_pos = 1.4 * (quality[:, None] + ease[None, :])
-            logit_pen = -2.2 - 1.3 * quality[:, None] + 0.4 * ease[None, :]
-            p_met = 1.0 / (1.0 + np.exp(-np.where(positive[None, :], logit_pos, logit_pen)))
-            truth = num_rng.random((n_resp, n_crit)) < p_met
+            truth = _draw_truth(num_rng, draft, authors)
             truth_rows = truth.tolist()
-
-            response_ids = [f"{case_id}-r{j + 1:02d}" for j in range(n_resp)]
+            response_ids = [f"{case_id}-r{j + 1:02d}" for j in range(len(authors))]
             for j, (model, kind) in enumerate(authors):
                 met = truth_rows[j]
-                actions = [s for s, a, m in zip(sentences, is_action, met) if a and m]
-                notes = [s for s, a, m in zip(sentences, is_action, met) if not a and m]
+                actions = [s for s, a, m in zip(draft.sentences, draft.is_action, met) if a and m]
+                notes = [s for s, a, m in zip(draft.sentences, draft.is_action, met) if not a and m]
                 text_rng.shuffle(actions)  # penalty advice lands anywhere in the list
                 style = PHYSICIAN_STYLE if kind == "human" else model_style(model)
-                text = render_response(text_rng, style=style, register=register, topic=spec["topic"],
+                text = render_response(text_rng, style=style, register=draft.register, topic=draft.topic,
                                        action_sentences=actions, note_sentences=notes)
-                write_response({"response_id": response_ids[j], "case_id": case_id, "model": model,
-                                "text": text, "author_kind": kind})
-                hits = sum(met)
-                hits_total["all"][0] += hits
-                hits_total["all"][1] += 1
-                if kind == "human":
-                    hits_total["human"][0] += hits
-                    hits_total["human"][1] += 1
+                writer.response({"response_id": response_ids[j], "case_id": case_id, "model": model,
+                                 "text": text, "author_kind": kind})
+                for key in ("all", "human") if kind == "human" else ("all",):
+                    hits[key][0] += sum(met)
+                    hits[key][1] += 1
 
-            # --- human labels -------------------------------------------
-            label_rows = []  # per response: list of (cohort, user, role, verdicts, rationale mask)
-            for cohort_index, (cohort, pool, checker) in enumerate(cohorts):
-                leniency = COHORT_LENIENCY_STEP * cohort_index
-                starts = num_rng.integers(0, len(pool), n_resp)
-                for slot in range(overlap):
-                    users = [pool[(int(s) + slot) % len(pool)] for s in starts]
-                    if low_agreement:
-                        flip_met = np.full(n_resp, LOW_AGREEMENT_FLIP)
-                        flip_not = flip_met
-                    else:
-                        flip_met = np.array([flip_rates[u] for u in users])
-                        flip_not = flip_met + leniency
-                    flip_p = np.where(truth, flip_met[:, None], flip_not[:, None])
-                    verdict_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip_p)
-                    cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE
-                    explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
-                    label_rows.append((cohort, users, "annotator", verdict_met, cannot, explain, None))
-                if checker and checker_share > 0:
-                    checked = num_rng.random(n_resp) < checker_share
-                    flip = CHECKER_FLIP_LOW_AGREEMENT if low_agreement else CHECKER_FLIP
-                    verdict_met = truth ^ (num_rng.random((n_resp, n_crit)) < flip)
-                    cannot = num_rng.random((n_resp, n_crit)) < CANNOT_ASSESS_RATE / 3
-                    explain = num_rng.random((n_resp, n_crit)) < RATIONALE_RATE
-                    label_rows.append((cohort, [checker] * n_resp, "checker", verdict_met, cannot, explain, checked))
-            picks = num_rng.integers(0, 3, (n_resp, n_crit)).tolist()
-            plain = [(cohort, users, role, v.tolist(), c.tolist(), e.tolist(), None if ch is None else ch.tolist())
-                     for cohort, users, role, v, c, e, ch in label_rows]
-            for j in range(n_resp):
-                rid = response_ids[j]
-                met = truth_rows[j]
-                pick = picks[j]
-                for row_index, (cohort, users, role, verdicts, cannots, explains, checked) in enumerate(plain):
-                    if checked is not None and not checked[j]:
-                        continue
-                    user = users[j]
-                    v_row, c_row, e_row = verdicts[j], cannots[j], explains[j]
-                    for k in range(n_crit):
-                        verdict = "cannot_assess" if c_row[k] else ("met" if v_row[k] else "not_met")
-                        label = {"response_id": rid, "criterion_id": criterion_ids[k], "cohort": cohort,
-                                 "annotator": user, "role": role, "verdict": verdict}
-                        if e_row[k]:
-                            options = _RATIONALES[verdict]
-                            label["rationale"] = options[(pick[k] + row_index) % len(options)]
-                            if verdict == "met" and met[k]:
-                                label["evidence"] = [sentences[k]]
-                        write_label(label)
-
-            # --- judge -------------------------------------------------
+            label_rows = _draw_labels(num_rng, truth, cohorts=cohorts, overlap=overlap, checker_share=checker_share,
+                                      low_agreement=low_agreement, flip_rates=flip_rates)
+            picks = num_rng.integers(0, 3, truth.shape).tolist()  # phrasing choices
+            _write_labels(writer.label, draft, response_ids, truth_rows, picks, label_rows)
             if judge is not None:
-                judge_name, judge_model, condition = judge
-                flip = JUDGE_FLIP_LOW_AGREEMENT if low_agreement else JUDGE_FLIP
-                said_met = (truth ^ (num_rng.random((n_resp, n_crit)) < flip)).tolist()
-                invalid = (num_rng.random((n_resp, n_crit)) < JUDGE_INVALID_RATE).tolist()
-                for j in range(n_resp):
-                    rid = response_ids[j]
-                    met, pick = truth_rows[j], picks[j]
-                    for k in range(n_crit):
-                        row = {"response_id": rid, "criterion_id": criterion_ids[k], "judge": judge_name,
-                               "judge_model": judge_model, "condition": condition, "sample": 0}
-                        if invalid[j][k]:
-                            row.update(verdict=None, explanation="", evidence=[],
-                                       raw=_GARBAGE_OUTPUTS[(pick[k] + k) % len(_GARBAGE_OUTPUTS)])
-                        else:
-                            is_met = said_met[j][k]
-                            explanation = _JUDGE_EXPLANATIONS[is_met][pick[k] % 2]
-                            row.update(
-                                verdict="met" if is_met else "not_met",
-                                explanation=explanation,
-                                evidence=[sentences[k]] if is_met and met[k] else [],
-                                raw=json.dumps({"explanation": explanation, "criteria_met": is_met}),
-                            )
-                        write_judgment(row)
+                _write_judgments(writer.judgment, num_rng, draft, response_ids, truth, truth_rows, picks,
+                                 judge=judge, low_agreement=low_agreement)
 
-        source = hits_total["human"] if hits_total["human"][1] else hits_total["all"]
         if coverage_k is None:
-            coverage_k = min(n_criteria, max(1, round(source[0] / source[1])))
-        project = {
-            "slug": slug,
-            "name": "Synthetic clinical study (demo)",
-            "description": (
-                f"Deterministic synthetic ClinConsensus-style study (seed {seed}): {n_cases} cases with "
-                f"{n_criteria} case-specific binary criteria, answers from {len(models)} models"
-                f"{' and physicians' if human_cases else ''}, {len(cohorts)} expert cohorts"
-                f"{' and one replayed LLM judge' if judge else ''}. All content is invented; not medical advice."
-            ),
-            "blind": True,
-            "coverage_k": int(coverage_k),
-            "rubric": [],
-            "cohorts": [{"name": name} for name, _, _ in cohorts],
-            "judges": [] if judge is None else [{
-                "name": judge[0], "backend": "replay", "model": judge[1], "condition": judge[2],
-                "temperature": 0.0, "samples": 1,
-            }],
-        }
-        counts = writer.finish(project)
+            total, count = hits["human"] if hits["human"][1] else hits["all"]
+            coverage_k = min(n_criteria, max(1, round(total / count)))
+        counts = writer.finish(_project(slug=slug, seed=seed, n_cases=n_cases, n_criteria=n_criteria, models=models,
+                                        cohorts=cohorts, judge=judge, with_humans=bool(human_cases),
+                                        coverage_k=coverage_k))
     counts.update(
         coverage_k=int(coverage_k),
         low_agreement_cases=[f"case-{i + 1:0{width}d}" for i in sorted(low_cases)],

@@ -1,7 +1,9 @@
-"""Pure metric functions of evalsite (SPEC §3); no Django, no database. Selectors load
-rows into numpy arrays or DataFrames, services call these functions and persist the
-frozen dataclasses they return. Undefined figures are None (NaN inside DataFrames),
-never 0 or 1; bad input raises `MetricError` (a ValueError). Public API:
+"""Pure metric functions of evalsite (SPEC §3), free of the web framework and the
+database. Selectors load rows into numpy arrays or DataFrames, services call these
+functions and persist the frozen dataclasses they return. Undefined figures are None
+(NaN inside DataFrames), never 0 or 1; bad input raises `MetricError` (a ValueError).
+Proportions in agreement results are fractions in [0, 1]; coverage and positive rates
+named `_pct` / `_pp` are percentages / percentage points. Public API:
 
 agreement   binary_agreement(a, b) -> BinaryAgreement          (0/1 arrays, a = truth)
             case_level_mf1(df, *, keys=("model","case"), a="a", b="b", threshold=0.6) -> CaseLevelMF1

@@ -39,9 +39,10 @@ def bootstrap_mean_ci(
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
     chunk = max(1, _MAX_CELLS_PER_CHUNK // x.size)
+    index_type = np.int32 if x.size < 2**31 else np.int64  # int32 draws are about twice as fast
     for start in range(0, n_resamples, chunk):
         stop = min(start + chunk, n_resamples)
-        idx = rng.integers(0, x.size, size=(stop - start, x.size))
+        idx = rng.integers(0, x.size, size=(stop - start, x.size), dtype=index_type)
         means[start:stop] = x[idx].mean(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])

@@ -1,0 +1,1 @@
+"""Tests for the pure-Python bundle generators and converters in demo/ and bench/."""
