@@ -11,6 +11,19 @@ app.autodiscover_tasks()
 
 
 @app.task(name="evalsite.ping")
-def ping(value: int) -> dict:
+def ping(value: int) -> dict:  # noqa: D401
     """Round-trip check for a broker and a worker: returns the value and the worker's pid."""
     return {"value": value, "squared": value * value, "pid": os.getpid()}
+
+
+def _ensure_broker_folders() -> None:
+    """The embedded file-system broker needs its folders before a worker or client starts."""
+    from pathlib import Path
+
+    options = app.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
+        if options.get(key):
+            Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+app.on_after_configure.connect(lambda sender, **kwargs: _ensure_broker_folders(), weak=False)

@@ -30,7 +30,7 @@ def string(obj: dict, key: str, *, prefix: str = "", required: bool = True, blan
         return ""
     if not isinstance(value, str):
         raise FieldError(prefix + key, f"field {prefix + key!r} must be a string")
-    if not blank and not value.strip():
+    if required and not blank and not value.strip():
         raise FieldError(prefix + key, f"field {prefix + key!r} must not be empty")
     return value
 

@@ -1,0 +1,70 @@
+"""A real task through a real broker to a real Celery worker process, and its result back.
+
+Always with the embedded file-system broker that `make demo` uses; with Redis as well when
+CELERY_BROKER_URL points at one (the PostgreSQL + Redis leg of `.ci/run`).
+"""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from celery import Celery
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def brokers():
+    yield pytest.param("filesystem", id="filesystem")
+    url = os.environ.get("CELERY_BROKER_URL", "")
+    if url.startswith("redis://"):
+        yield pytest.param(url, id="redis")
+
+
+def broker_config(broker: str, tmp_path: Path) -> tuple[dict, dict]:
+    """Environment for the worker and configuration for the client app."""
+    if broker == "filesystem":
+        queue, processed, control = (tmp_path / "broker" / name for name in ("queue", "processed", "control"))
+        queue.mkdir(parents=True), processed.mkdir(parents=True), control.mkdir(parents=True)
+        backend = f"file://{tmp_path / 'results'}"
+        (tmp_path / "results").mkdir()
+        env = {"CELERY_BROKER_URL": "filesystem://", "EVALSITE_VAR_DIR": str(tmp_path), "CELERY_RESULT_BACKEND": backend}
+        conf = {"broker_url": "filesystem://", "result_backend": backend, "broker_transport_options": {
+            "data_folder_in": str(queue), "data_folder_out": str(queue), "processed_folder": str(processed),
+            "control_folder": str(control)}}
+        return env, conf
+    backend = os.environ.get("CELERY_RESULT_BACKEND", "").startswith("redis://") and os.environ["CELERY_RESULT_BACKEND"] or broker
+    return {"CELERY_BROKER_URL": broker, "CELERY_RESULT_BACKEND": backend}, {"broker_url": broker, "result_backend": backend}
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("broker", list(brokers()))
+def test_task_round_trip_through_a_real_worker(broker, tmp_path, monkeypatch):
+    env, conf = broker_config(broker, tmp_path)
+    for name, value in env.items():  # Celery reads CELERY_BROKER_URL from the environment first
+        monkeypatch.setenv(name, value)
+    worker_env = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "CELERY_TASK_ALWAYS_EAGER": "false"}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--concurrency=1",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=warning"],
+        cwd=ROOT, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        client = Celery("evalsite-test-client")
+        client.conf.update(conf, task_serializer="json", result_serializer="json", accept_content=["json"])
+        result = client.send_task("evalsite.ping", kwargs={"value": 7})
+        try:
+            payload = result.get(timeout=60)
+        except Exception:
+            worker.terminate()
+            print(worker.communicate(timeout=20)[0].decode(errors="replace"))
+            raise
+        assert payload["value"] == 7 and payload["squared"] == 49
+        assert payload["pid"] == worker.pid, "the task must run in the worker process, not in the test"
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            worker.kill()
