@@ -81,7 +81,7 @@ class Criterion(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="criteria")
     case = models.ForeignKey(Case, on_delete=models.CASCADE, null=True, blank=True, related_name="criteria")
-    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="criteria")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="criteria")
     external_id = models.CharField(max_length=200)
     position = models.PositiveIntegerField(default=0)
     text = models.TextField()
@@ -215,7 +215,7 @@ class Label(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="labels")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="labels")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="labels")
-    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="labels")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="labels")
     cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="labels")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="labels")
     role = models.CharField(max_length=10, choices=CohortMembership.ROLES, default=CohortMembership.ANNOTATOR)
