@@ -15,16 +15,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.decisions import DecisionError, decision_validate
-from annotation.models import Case, Cohort, CohortMembership, ImportBatch, Label, Project, Response
+from annotation.models import Case, Cohort, CohortMembership, Criterion, ImportBatch, Label, Project, Response, RubricVersion
 from annotation.rubrics import rubrics_freeze
 from annotation.services import label_save
 
 from ..models import Judge, Judgment
 from . import validate as v
 from .errors import BundleError
-from .fastinsert import insert_rows
+from evalsite.fastinsert import insert_rows, lock_key_share
 from .reader import BundleReader
 
+ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
 PROJECT_FIELDS = (
     "name", "description", "blind", "coverage_k", "overlap", "low_agreement_threshold",
     "show_reference_answer", "rubric", "cohorts", "judges",
@@ -320,7 +321,12 @@ class _Importer:
         )
 
     def _lookups(self):
-        """Maps from external ids to what label and judgment lines need, in three queries."""
+        """Maps from external ids to what label and judgment lines need, in a few queries; the
+        rows they point at are locked against deletion until the import commits."""
+        lock_key_share(Project._meta.db_table, "id = %s", [self.project.pk])
+        for model in (Response, Criterion, Cohort, RubricVersion):
+            lock_key_share(model._meta.db_table, "project_id = %s", [self.project.pk])
+        lock_key_share(Judge._meta.db_table, "project_id = %s", [self.project.pk])
         responses = {
             ext: (pk, case_id)
             for ext, pk, case_id in Response.objects.filter(project=self.project).values_list("external_id", "pk", "case_id")
@@ -336,14 +342,17 @@ class _Importer:
         return responses, criteria, cases_with_own
 
     def _target(self, obj, responses, criteria, cases_with_own):
-        response_id = v.string(obj, "response_id")
-        criterion_id = v.string(obj, "criterion_id")
-        if response_id not in responses:
-            raise v.FieldError("response_id", f"unknown response_id {response_id!r}")
-        if criterion_id not in criteria:
-            raise v.FieldError("criterion_id", f"unknown criterion_id {criterion_id!r}")
-        response_pk, case_pk = responses[response_id]
-        criterion = criteria[criterion_id]
+        response_id, criterion_id = obj["response_id"], obj["criterion_id"]
+        try:
+            response_pk, case_pk = responses[response_id]
+        except (KeyError, TypeError):
+            v.string(obj, "response_id")
+            raise v.FieldError("response_id", f"unknown response_id {response_id!r}") from None
+        try:
+            criterion = criteria[criterion_id]
+        except (KeyError, TypeError):
+            v.string(obj, "criterion_id")
+            raise v.FieldError("criterion_id", f"unknown criterion_id {criterion_id!r}") from None
         applies = criterion[1] == case_pk if criterion[1] is not None else case_pk not in cases_with_own
         if not applies:
             raise v.FieldError("criterion_id", f"criterion_id {criterion_id!r} is not in the rubric of response {response_id!r}'s case")
@@ -365,25 +374,39 @@ class _Importer:
         }
         changed: list[tuple[int, dict]] = []
         seen: set[tuple] = set()
+        decide = _DecisionMemo(allow_invalid=False)
+        required = ("response_id", "criterion_id", "cohort", "annotator")
+        optional = ("role", "verdict", "option", "value", "rationale", "evidence", "time_spent_seconds")
+        required_set, allowed_set = set(required), set(required) | set(optional)
 
         def rows():
             for number, obj in self._lines("labels.jsonl"):
                 try:
-                    v.check_keys(
-                        obj, required=("response_id", "criterion_id", "cohort", "annotator"),
-                        optional=("role", "verdict", "option", "value", "rationale", "evidence", "time_spent_seconds"),
-                    )
+                    keys = obj.keys()
+                    if not (required_set <= keys and keys <= allowed_set):
+                        v.check_keys(obj, required=required, optional=optional)
                     response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
-                    cohort_name = v.string(obj, "cohort")
-                    if cohort_name not in self.cohorts:
+                    cohort_name = obj["cohort"]
+                    cohort = self.cohorts.get(cohort_name) if type(cohort_name) is str else None
+                    if cohort is None:
+                        v.string(obj, "cohort")
                         raise v.FieldError("cohort", f"unknown cohort {cohort_name!r} (declare it in project.json)")
-                    cohort = self.cohorts[cohort_name]
-                    username = v.string(obj, "annotator")
-                    role = v.choice(obj, "role", (CohortMembership.ANNOTATOR, CohortMembership.CHECKER), default="annotator")
-                    decision = decision_validate(kind=criterion[2], options=criterion[3], **_decision_args(obj, allow_invalid=False))
-                    rationale = v.string(obj, "rationale", required=False, blank=True)
-                    evidence = v.string_list(obj, "evidence")
-                    seconds = v.number(obj, "time_spent_seconds")
+                    username = obj["annotator"]
+                    if type(username) is not str or not username.strip():
+                        v.string(obj, "annotator", blank=False)
+                        raise v.FieldError("annotator", "field 'annotator' must not be empty")
+                    role = obj.get("role", "annotator")
+                    if role not in ROLES:
+                        v.choice(obj, "role", ROLES)
+                    decision = decide(obj, criterion)
+                    rationale = obj.get("rationale", "")
+                    if type(rationale) is not str:
+                        rationale = v.string(obj, "rationale", required=False, blank=True)
+                    evidence = obj.get("evidence")
+                    evidence = [] if evidence is None or evidence == [] else v.string_list(obj, "evidence")
+                    seconds = obj.get("time_spent_seconds")
+                    if seconds is not None:
+                        seconds = v.number(obj, "time_spent_seconds")
                     user_pk = users.get(username)
                     if user_pk is None:
                         user_pk = users[username] = User.objects.create_user(username=username).pk
@@ -409,18 +432,20 @@ class _Importer:
                     continue
                 yield (
                     self.project.pk, response_pk, criterion[0], criterion[4], cohort.pk, user_pk, role, self.batch.pk,
-                    decision.verdict, decision.option_label, decision.value, rationale, json.dumps(evidence), seconds,
-                    1, self.now, self.now,
+                    decision.verdict, decision.option_label, decision.value, rationale,
+                    json.dumps(evidence) if evidence else "[]", seconds, 1, self.now, self.now,
                 )
 
         # Validate everything first: PostgreSQL's COPY holds the connection, so the users and
         # memberships created while validating must be written before it starts.
+        label_rows = list(rows())
         written = insert_rows(
             Label._meta.db_table,
             ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
              "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence", "time_spent_seconds",
              "revision", "created_at", "updated_at"),
-            list(rows()),
+            label_rows,
+            references_checked=self._lock_users({row[5] for row in label_rows}),
         )
         for pk, obj, decision, rationale, evidence, role in changed:
             label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(pk=pk)
@@ -442,25 +467,37 @@ class _Importer:
         }
         changed: list[tuple[int, object, bool, dict]] = []
         seen: set[tuple] = set()
+        decide = _DecisionMemo(allow_invalid=True)
+        judges: dict[tuple, Judge] = {}
+        required = ("response_id", "criterion_id", "judge")
+        optional = ("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
+                    "evidence", "raw", "tokens_in", "tokens_out", "latency_ms")
+        required_set, allowed_set = set(required), set(required) | set(optional)
 
         def rows():
             for number, obj in self._lines("judgments.jsonl"):
                 try:
-                    v.check_keys(
-                        obj, required=("response_id", "criterion_id", "judge"),
-                        optional=("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
-                                  "evidence", "raw", "tokens_in", "tokens_out", "latency_ms"),
-                    )
+                    keys = obj.keys()
+                    if not (required_set <= keys and keys <= allowed_set):
+                        v.check_keys(obj, required=required, optional=optional)
                     response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
-                    judge = self._judge_for(obj)
-                    sample = v.integer(obj, "sample", default=0)
-                    decision = decision_validate(kind=criterion[2], options=criterion[3], **_decision_args(obj, allow_invalid=True))
-                    explanation = v.string(obj, "explanation", required=False, blank=True)
-                    evidence = v.string_list(obj, "evidence")
-                    raw = v.string(obj, "raw", required=False, blank=True)
-                    tokens_in = v.integer(obj, "tokens_in", default=0)
-                    tokens_out = v.integer(obj, "tokens_out", default=0)
-                    latency = v.number(obj, "latency_ms")
+                    judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
+                    judge = judges.get(judge_key) if type(judge_key[0]) is str else None
+                    if judge is None:
+                        judge = judges[judge_key] = self._judge_for(obj)
+                    sample = obj.get("sample", 0)
+                    if type(sample) is not int or sample < 0:
+                        sample = v.integer(obj, "sample", default=0)
+                    decision = decide(obj, criterion)
+                    explanation, raw = obj.get("explanation", ""), obj.get("raw", "")
+                    if type(explanation) is not str or type(raw) is not str:
+                        explanation = v.string(obj, "explanation", required=False, blank=True)
+                        raw = v.string(obj, "raw", required=False, blank=True)
+                    evidence = obj.get("evidence")
+                    evidence = [] if evidence is None or evidence == [] else v.string_list(obj, "evidence")
+                    tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
+                    tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
+                    latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
                     key = (judge.pk, response_pk, criterion[0], sample)
                     if key in seen:
                         raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge.name}, sample {sample})")
@@ -474,7 +511,8 @@ class _Importer:
                     continue
                 yield (
                     judge.pk, response_pk, criterion[0], criterion[4], sample, judge.condition, decision.verdict,
-                    decision.option_label, decision.value, valid, False, explanation, json.dumps(evidence), raw,
+                    decision.option_label, decision.value, valid, False, explanation,
+                    json.dumps(evidence) if evidence else "[]", raw,
                     tokens_in, tokens_out, latency, 0, self.now,
                 )
 
@@ -484,12 +522,19 @@ class _Importer:
              "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in",
              "tokens_out", "latency_ms", "cost_usd", "created_at"),
             list(rows()),
+            references_checked=True,
         )
         for pk, decision, valid, extra in changed:
             Judgment.objects.filter(pk=pk).update(
                 verdict=decision.verdict, option_label=decision.option_label, value=decision.value, valid=valid, **extra
             )
         return written + len(changed)
+
+    def _lock_users(self, user_ids) -> bool:
+        ids = list(user_ids)
+        if ids:
+            lock_key_share(get_user_model()._meta.db_table, "id = ANY(%s)", [ids])
+        return True
 
     def _judge_for(self, obj: dict) -> Judge:
         name = v.string(obj, "judge")
@@ -505,6 +550,28 @@ class _Importer:
         elif condition is not None and condition != judge.condition:
             raise v.FieldError("condition", f"condition {condition!r} differs from judge {name!r}'s condition {judge.condition!r}")
         return judge
+
+
+class _DecisionMemo:
+    """Validates a line's decision against its criterion, remembering every (criterion,
+    decision) pair already seen: a 30-criterion study repeats a few dozen of them 10^5 times."""
+
+    def __init__(self, *, allow_invalid: bool):
+        self.allow_invalid = allow_invalid
+        self.memo: dict[tuple, object] = {}
+
+    def __call__(self, obj: dict, criterion: tuple):
+        value = obj.get("value")
+        key = (criterion[0], obj.get("verdict"), obj.get("option"), value, type(value), "verdict" in obj)
+        try:
+            return self.memo[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable value, which validation rejects
+            pass
+        decision = decision_validate(
+            kind=criterion[2], options=criterion[3], **_decision_args(obj, allow_invalid=self.allow_invalid)
+        )
+        self.memo[key] = decision
+        return decision
 
 
 def _decision_args(obj: dict, *, allow_invalid: bool) -> dict:

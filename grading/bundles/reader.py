@@ -5,6 +5,8 @@ import hashlib
 import io
 import json
 import zipfile
+
+import orjson
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,9 +69,9 @@ class BundleReader:
                 if not raw.strip():
                     continue
                 try:
-                    obj = json.loads(raw)
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    raise BundleError(name, f"malformed JSON: {exc.args[0] if exc.args else exc}", line=number) from exc
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    raise BundleError(name, f"malformed JSON: {_json_error(raw)}", line=number) from None
                 if not isinstance(obj, dict):
                     raise BundleError(name, "each line must be a JSON object", line=number)
                 yield number, obj
@@ -83,3 +85,14 @@ class BundleReader:
                     for chunk in iter(lambda: fh.read(1 << 20), b""):
                         digest.update(chunk)
         return digest.hexdigest()
+
+
+def _json_error(raw: bytes) -> str:
+    """The standard library's wording of what is wrong with a line (orjson's is terser)."""
+    try:
+        json.loads(raw)
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 ({exc.reason})"
+    except json.JSONDecodeError as exc:
+        return exc.args[0]
+    return "invalid JSON"

@@ -1,0 +1,91 @@
+"""``make bench``: the scale figures of the issues, one line per figure.
+
+1. Generates the benchmark bundle (250 cases × 30 criteria × 11 models, two cohorts,
+   one judge; deterministic seed) under bench/out/ unless it is there already.
+2. Import / re-import / export on SQLite (a fresh file) and on PostgreSQL (a fresh database
+   on 127.0.0.1, skipped with a note when none answers), each in its own process.
+3. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
+"""
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+PG_BENCH_DB = "evalsite_bench"
+OTHER_BENCHES = ("bench.reports", "bench.judge_calls", "bench.load_labels")
+
+
+def say(name: str, value, unit: str = "") -> None:
+    print(f"{name:<48} {value}{(' ' + unit) if unit else ''}", flush=True)
+
+
+def bench_bundle() -> Path:
+    bundle = OUT / "bundle-250"
+    if not (bundle / "project.json").exists():
+        from bench.generate_bundle import generate_bench_bundle
+
+        started = time.perf_counter()
+        counts = generate_bench_bundle(bundle, n_cases=250, n_models=11, seed=1)
+        say("generate bench bundle (250 cases)", f"{time.perf_counter() - started:.2f}", "s")
+        say("  bundle rows", json.dumps(counts))
+    return bundle
+
+
+def run_import_export(bundle: Path, database_url: str, label: str) -> None:
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "evalsite.settings.local"}
+    proc = subprocess.run([sys.executable, "-m", "bench.importexport", str(bundle)], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        say(f"[{label}] import/export", "FAILED: " + proc.stderr.strip().splitlines()[-1])
+        return
+    figures = json.loads(proc.stdout.strip().splitlines()[-1])
+    say(f"[{label}] import rows", figures["rows"])
+    say(f"[{label}] import", figures["import_seconds"], "s")
+    say(f"[{label}] import throughput", figures["import_rows_per_second"], "rows/s (target >= 50000 on PostgreSQL)")
+    say(f"[{label}] re-import (idempotent)", figures["reimport_seconds"], f"s, {figures['reimport_rows_written']} rows written")
+    say(f"[{label}] export incl. gold", figures["export_seconds"], f"s, {figures['export_lines']} lines")
+    say(f"[{label}] export throughput", figures["export_lines_per_second"], "lines/s")
+    say(f"[{label}] peak memory (import+export process)", figures["peak_rss_mb"], "MB (target < 1024)")
+
+
+def postgres_url() -> str | None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {PG_BENCH_DB}")
+    except Exception as exc:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
+        say("[postgresql] skipped", f"no server: {exc.__class__.__name__}")
+        return None
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    bundle = bench_bundle()
+    sqlite_file = OUT / "bench.sqlite3"
+    sqlite_file.unlink(missing_ok=True)
+    run_import_export(bundle, f"sqlite:///{sqlite_file}", "sqlite")
+    pg = postgres_url()
+    if pg:
+        run_import_export(bundle, pg, "postgresql")
+    for name in OTHER_BENCHES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            say(f"[{name}]", "not present")
+            continue
+        if hasattr(module, "run_all"):
+            for figure in module.run_all(OUT):
+                say(*figure)
+
+
+if __name__ == "__main__":
+    main()
