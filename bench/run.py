@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
-OTHER_BENCHES = ("bench.reports", "bench.judge_calls", "bench.load_labels")
+OTHER_BENCHES = ("bench.reports", "bench.load_labels")
 
 
 def say(name: str, value, unit: str = "") -> None:
@@ -67,6 +67,21 @@ def postgres_url() -> str | None:
     return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
 
 
+def run_judge_calls() -> None:
+    """2,000 judge calls against a loopback Chat Completions server (50 ms, concurrency 16)."""
+    proc = subprocess.run([sys.executable, "-m", "bench.judge_calls"], cwd=ROOT, capture_output=True, text=True,
+                          env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"})
+    if proc.returncode != 0:
+        say("[judges] 2000 calls", "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+        return
+    r = json.loads(proc.stdout[proc.stdout.index("{"):])
+    say("[judges] 2000 calls at 50 ms, concurrency 16", r["elapsed_s"], f"s (ideal {r['ideal_s']} s, x{r['ratio_to_ideal']}, target <= 1.3)")
+    say("[judges] max calls in flight", r["max_in_flight"])
+    say("[judges] bare-HTTP floor, same calls", r["bare_http_floor_s"], "s")
+    say("[judges] cached re-run: server requests", r["cached_rerun"]["server_requests"], f"({r['cached_rerun']['cache_hits']} cache hits, {r['cached_rerun']['elapsed_s']} s)")
+    say("[judges] load average during run", r["load_average_1m"])
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     bundle = bench_bundle()
@@ -76,6 +91,7 @@ def main() -> None:
     pg = postgres_url()
     if pg:
         run_import_export(bundle, pg, "postgresql")
+    run_judge_calls()
     for name in OTHER_BENCHES:
         try:
             module = importlib.import_module(name)

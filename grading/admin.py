@@ -3,14 +3,48 @@ a judge names the environment variable that holds its key.
 """
 from django.contrib import admin
 
-from .models import Adjudication, Judge, JudgeRun, Judgment
+from .judges.forms import JudgeForm
+from .judges.services import prompt_template_save
+from .models import Adjudication, Judge, JudgeCacheEntry, JudgeRun, Judgment, PromptTemplate
 
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "backend", "model", "condition", "samples", "temperature"]
+    """Judges, with their settings JSON edited through named fields and checked by
+    ``judge_validate`` (panels: members, vote and weights stay in the settings JSON)."""
+
+    form = JudgeForm
+    list_display = ["name", "project", "backend", "model", "condition", "samples", "temperature", "prompt_template"]
     list_filter = ["project", "backend", "condition"]
     search_fields = ["name", "model"]
+    fieldsets = [
+        (None, {"fields": ["project", "name", "backend", "model", "base_url", "api_key_env", "condition"]}),
+        ("Sampling and limits", {"fields": ["temperature", "samples", "concurrency", "max_retries", "timeout_seconds",
+                                            "json_mode", "price_in_per_mtok", "price_out_per_mtok"]}),
+        ("Prompt", {"fields": ["prompt_template", "shuffle_options", "shuffle_seed", "min_evidence",
+                               "few_shot_cohort", "few_shot_k", "few_shot_seed"]}),
+        ("Panel", {"fields": ["panel_members", "panel_vote", "panel_weights"]}),
+    ]
+
+
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    """Versions are immutable: saving an edited template stores it as the next version."""
+
+    list_display = ["name", "version", "created_at"]
+    search_fields = ["name"]
+    readonly_fields = ["version", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        saved = prompt_template_save(name=obj.name, system=obj.system, binary_user=obj.binary_user, option_user=obj.option_user)
+        obj.pk, obj.version, obj.created_at = saved.pk, saved.version, saved.created_at
+
+
+@admin.register(JudgeCacheEntry)
+class JudgeCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ["key", "model", "tokens_in", "tokens_out", "created_at"]
+    search_fields = ["key", "model"]
+    readonly_fields = ["key", "model", "text", "tokens_in", "tokens_out", "created_at"]
 
 
 @admin.register(JudgeRun)
@@ -18,7 +52,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
     list_display = ["pk", "judge", "status", "done_calls", "total_calls", "invalid_count", "cache_hits", "cost_usd", "created_at"]
     list_filter = ["status", "judge__project"]
     list_select_related = ["judge"]
-    readonly_fields = ["done_calls", "total_calls", "invalid_count", "cache_hits", "tokens_in", "tokens_out", "cost_usd"]
+    readonly_fields = ["done_calls", "total_calls", "invalid_count", "cache_hits", "tokens_in", "tokens_out", "cost_usd",
+                       "calls_made", "retries", "failed_calls", "seconds"]
 
 
 @admin.register(Judgment)

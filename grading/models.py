@@ -10,9 +10,36 @@ from django.db import models
 from annotation.models import Criterion, Label, Project, Response, RubricVersion
 
 
+class PromptTemplate(models.Model):
+    """A versioned judge prompt. Versions are immutable: editing saves the next version, so a
+    judge pinned to a version keeps producing the same prompts (and cache keys).
+
+    The templates use ``string.Template`` placeholders (``$conversation``, ``$response``,
+    ``$author``, ``$criterion``, ``$options``, ``$examples``, ``$evidence_rule``); see
+    ``grading.judges.prompts``.
+    """
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    system = models.TextField(blank=True)
+    binary_user = models.TextField(help_text="User message for binary criteria; returns explanation and criteria_met.")
+    option_user = models.TextField(help_text="User message for ordinal / nominal criteria; returns explanation and option.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="prompt_template_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
 class Judge(models.Model):
-    OPENAI, BASELINE, REPLAY = "openai", "baseline", "replay"
-    BACKENDS = [(OPENAI, "OpenAI-compatible chat completions"), (BASELINE, "offline baseline"), (REPLAY, "replay of imported judgments")]
+    OPENAI, BASELINE, REPLAY, PANEL = "openai", "baseline", "replay", "panel"
+    BACKENDS = [
+        (OPENAI, "OpenAI-compatible chat completions"), (BASELINE, "offline baseline"),
+        (REPLAY, "replay of imported judgments"), (PANEL, "panel of judges (vote)"),
+    ]
     ATTRIBUTED, ANONYMIZED = "attributed", "anonymized"
     CONDITIONS = [(ATTRIBUTED, "attributed"), (ANONYMIZED, "anonymized")]
 
@@ -33,6 +60,10 @@ class Judge(models.Model):
     price_out_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     settings = models.JSONField(
         default=dict, blank=True, help_text="Prompt, few-shot, option shuffling and evidence settings."
+    )
+    prompt_template = models.ForeignKey(
+        PromptTemplate, on_delete=models.PROTECT, null=True, blank=True, related_name="judges",
+        help_text="Empty = the built-in ClinConsensus rubric-item template.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -58,6 +89,13 @@ class JudgeRun(models.Model):
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    calls_made = models.PositiveIntegerField(default=0, help_text="Backend calls made (cache hits excluded).")
+    retries = models.PositiveIntegerField(default=0)
+    failed_calls = models.PositiveIntegerField(default=0, help_text="Calls that exhausted their retries.")
+    seconds = models.FloatField(default=0.0, help_text="Wall time spent executing, over all attempts.")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the executing worker; a running run without one is resumable."
+    )
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -80,7 +118,7 @@ class Judgment(models.Model):
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgments")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judgments")
-    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.PROTECT, related_name="judgments")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="judgments")
     sample = models.PositiveSmallIntegerField(default=0)
     condition = models.CharField(max_length=10, choices=Judge.CONDITIONS)
     verdict = models.CharField(max_length=14, choices=Label.VERDICTS, null=True, blank=True)
@@ -95,6 +133,9 @@ class Judgment(models.Model):
     tokens_out = models.PositiveIntegerField(default=0)
     latency_ms = models.FloatField(null=True, blank=True)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
+    # db_default too: the bundle importer writes judgments with raw INSERT / COPY.
+    cached = models.BooleanField(default=False, db_default=False, help_text="Served from the request cache (no cost).")
+    error = models.TextField(blank=True, default="", db_default="", help_text="Transport failure after all retries; the call is redone on resume.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -105,6 +146,25 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge.name}: {self.response}/{self.criterion}#{self.sample}"
+
+
+class JudgeCacheEntry(models.Model):
+    """A persistent cache of backend answers, keyed by sha256 of (model, messages, parameters,
+    sample index), so that re-running a judge, or another judge sending the same request,
+    costs nothing. Only answers are cached, never transport failures."""
+
+    key = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=200)
+    text = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "judge cache entries"
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.key[:12]}"
 
 
 class Adjudication(models.Model):

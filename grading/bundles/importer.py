@@ -19,6 +19,7 @@ from annotation.models import Case, Cohort, CohortMembership, Criterion, ImportB
 from annotation.rubrics import rubrics_freeze
 from annotation.services import label_save
 
+from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge, Judgment
 from . import validate as v
 from .errors import BundleError
@@ -26,6 +27,7 @@ from evalsite.fastinsert import insert_rows, lock_key_share
 from .reader import BundleReader
 
 ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
+JUDGE_BACKENDS = tuple(choice for choice, _ in Judge.BACKENDS)
 PROJECT_FIELDS = (
     "name", "description", "blind", "coverage_k", "overlap", "low_agreement_threshold",
     "show_reference_answer", "rubric", "cohorts", "judges",
@@ -141,7 +143,7 @@ class _Importer:
         v.check_keys(obj, required=("name",), optional=JUDGE_FIELDS, prefix=prefix)
         spec = {
             "name": v.string(obj, "name", prefix=prefix),
-            "backend": v.choice(obj, "backend", (Judge.OPENAI, Judge.BASELINE, Judge.REPLAY), prefix=prefix, default=Judge.REPLAY),
+            "backend": v.choice(obj, "backend", JUDGE_BACKENDS, prefix=prefix, default=Judge.REPLAY),
             "model": v.string(obj, "model", prefix=prefix, required=False),
             "base_url": v.string(obj, "base_url", prefix=prefix, required=False),
             "api_key_env": v.string(obj, "api_key_env", prefix=prefix, required=False),
@@ -154,8 +156,10 @@ class _Importer:
             "price_out_per_mtok": v.number(obj, "price_out_per_mtok", prefix=prefix, default=0.0),
             "settings": obj.get("settings") or {},
         }
-        if not isinstance(spec["settings"], dict):
-            raise v.FieldError(prefix + "settings", "field 'settings' must be a JSON object")
+        try:
+            judge_settings_parse(spec["settings"])
+        except SettingsError as exc:
+            raise v.FieldError(f"{prefix}settings.{exc.key}".rstrip("."), f"{prefix}settings.{exc.key}: {exc.message}") from exc
         return spec
 
     def _claim_criterion(self, criterion_id: str, field: str, name: str, line: int | None) -> None:

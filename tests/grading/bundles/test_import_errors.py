@@ -193,6 +193,21 @@ class ImportErrorTests:
         label = Label.objects.get(response__external_id="r1", criterion__external_id="c1-ecg", annotator__username="ann1")
         assert label.verdict == "met" and not label.history.exists()
 
+    def test_bad_judge_setting_is_named(self, tmp_path):
+        parts = bundle_parts()
+        parts["project"]["judges"][0]["settings"] = {"few_shot": {"cohort": "group-1", "k": 2, "seeds": 1}}
+        error = assert_rejected(
+            tmp_path, parts, match='project.json: judges[0].settings.few_shot: must be {"cohort": NAME, "k": N, "seed": N}'
+        )
+        assert error.field == "judges[0].settings.few_shot"
+
+    def test_panel_judge_is_accepted_in_project_json(self, tmp_path):
+        parts = bundle_parts()
+        parts["project"]["judges"].append({"name": "panel", "backend": "panel",
+                                           "settings": {"members": ["judge-a"], "vote": "majority"}})
+        bundle_import(path=write_bundle(tmp_path / "ok", parts))
+        assert Judge.objects.get(name="panel").backend == "panel"
+
     def test_not_a_bundle(self, tmp_path):
         (tmp_path / "x.txt").write_text("hello")
         with pytest.raises(BundleError, match="not a bundle directory or .zip file"):

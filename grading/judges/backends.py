@@ -1,0 +1,168 @@
+"""Calling an OpenAI-compatible Chat Completions server (OpenAI, vLLM, Ollama, llama.cpp
+server, ...) through the official ``openai`` client, with our own retry policy: 429, 5xx,
+timeouts and connection errors are retried with exponential backoff, honouring the server's
+Retry-After (or retry-after-ms); other errors fail at once. JSON mode is asked for where the
+server supports it (a 400 about ``response_format`` switches it off for the rest of the run).
+
+The API key is read from the environment variable the judge names, at call time; it is never
+stored, logged or put in an error message. ``ChatBackend.complete`` is thread-safe and does
+no database work, so the runner can call it from a pool of threads.
+"""
+import email.utils
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import openai
+
+RETRYABLE_STATUS = {408, 409, 429}
+MAX_RETRY_AFTER_SECONDS = 300.0  # a server asking for more would stall the run: cap the wait
+
+
+class CallFailed(Exception):
+    """A call that produced no answer (retries exhausted or a non-retryable error)."""
+
+    def __init__(self, message: str, *, attempts: int):
+        super().__init__(message)
+        self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    model: str
+    base_url: str
+    api_key_env: str
+    temperature: float
+    max_retries: int
+    timeout_seconds: float = 60.0
+    max_tokens: int | None = 1024
+    json_mode: bool = True
+    backoff_base_seconds: float = 0.5
+    backoff_max_seconds: float = 30.0
+
+    def params(self) -> dict:
+        """The request parameters that change the answer (part of the cache key)."""
+        params: dict = {"temperature": self.temperature}
+        if self.max_tokens:
+            params["max_tokens"] = self.max_tokens
+        if self.json_mode:
+            params["response_format"] = {"type": "json_object"}
+        return params
+
+
+def cache_key(*, model: str, messages: list[dict], params: dict, sample: int) -> str:
+    """sha256 of the canonical JSON of everything that determines an answer."""
+    payload = json.dumps(
+        {"model": model, "messages": messages, "params": params, "sample": sample},
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds the server asked us to wait, from retry-after-ms or Retry-After (seconds or date)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(0.0, float(value) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def completion_from_body(body: bytes, *, latency_ms: float, attempts: int) -> Completion:
+    """The answer text and token counts of a Chat Completions response body.
+
+    A body that is not a completion (not JSON, no choices) is kept whole as the answer's raw
+    text, so it is stored and counted invalid rather than lost."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+        content = data["choices"][0]["message"]["content"]
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError):
+        return Completion(text=text, tokens_in=0, tokens_out=0, latency_ms=latency_ms, attempts=attempts)
+    return Completion(
+        text=content if isinstance(content, str) else "", tokens_in=int(usage.get("prompt_tokens") or 0),
+        tokens_out=int(usage.get("completion_tokens") or 0), latency_ms=latency_ms, attempts=attempts,
+    )
+
+
+class ChatBackend:
+    """One client per run; ``complete`` may be called from many threads at once."""
+
+    def __init__(self, config: ChatConfig, *, sleep: Callable[[float], None] = time.sleep):
+        self.config = config
+        self.sleep = sleep
+        self.json_mode = config.json_mode
+        api_key = "not-needed"
+        if config.api_key_env:
+            api_key = os.environ.get(config.api_key_env, "")
+            if not api_key:
+                raise CallFailed(f"environment variable {config.api_key_env} is not set", attempts=0)
+        # The client's own pool (up to 100 kept-alive connections) covers any sane limit.
+        self.client = openai.OpenAI(
+            api_key=api_key, base_url=config.base_url or None, max_retries=0, timeout=config.timeout_seconds,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.config.backoff_max_seconds, self.config.backoff_base_seconds * (2 ** attempt))
+
+    def complete(self, messages: list[dict]) -> Completion:
+        """One answer for ``messages``; raises ``CallFailed``."""
+        attempt = 0
+        while True:
+            params = self.config.params()
+            if not self.json_mode:
+                params.pop("response_format", None)
+            started = time.perf_counter()
+            try:
+                # The client's documented raw-request call: same auth, base URL, timeouts and
+                # error types, without per-call request transformation and response models,
+                # which cost about a millisecond of GIL time per call (see bench/judge_calls.py).
+                body = self.client.post("/chat/completions", cast_to=bytes, body={"model": self.config.model, "messages": messages, **params})
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if status == 400 and self.json_mode and "response_format" in str(exc.message):
+                    self.json_mode = False  # the server has no JSON mode: ask again without it
+                    continue
+                if status not in RETRYABLE_STATUS and status < 500:
+                    raise CallFailed(f"HTTP {status}: {str(exc.message)[:300]}", attempts=attempt + 1) from None
+                wait = retry_after_seconds(exc.response.headers if exc.response is not None else None)
+                reason = f"HTTP {status}"
+            except openai.APITimeoutError:
+                wait, reason = None, f"timeout after {self.config.timeout_seconds:g} s"
+            except openai.APIConnectionError as exc:
+                wait, reason = None, f"connection error ({exc.__class__.__name__})"
+            else:
+                return completion_from_body(body, latency_ms=(time.perf_counter() - started) * 1000, attempts=attempt + 1)
+            if attempt >= self.config.max_retries:
+                raise CallFailed(f"{reason}; gave up after {attempt + 1} attempts", attempts=attempt + 1)
+            self.sleep(min(wait, MAX_RETRY_AFTER_SECONDS) if wait is not None else self._backoff(attempt))
+            attempt += 1

@@ -1,0 +1,360 @@
+"""Executing one judge run (SPEC §7): one call per (response, criterion, sample), up to the
+judge's concurrency limit at once, answers served from the persistent cache when the same
+request was made before, every result written idempotently on the ``judgment_unique_call``
+key, progress and cost written as it goes.
+
+Threads do only HTTP; this thread does all database work (a Django connection belongs to
+one thread). Submission is windowed (at most twice the limit queued), so memory stays flat
+and a stop takes effect within one flush: in-flight calls finish and are written, nothing
+new starts. Resuming a run skips the calls it already finished; a crashed worker's run is
+re-executed by the next worker the same way, and the unique key makes double writes
+impossible. A transport failure (retries exhausted) is stored as an invalid judgment with
+its error, counted, and redone when the run is resumed; an unparseable answer is a real
+answer: stored invalid, cached, never retried.
+"""
+import queue
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Callable
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..models import Judge, JudgeCacheEntry, JudgeRun, Judgment
+from . import parsing, plan, prompts
+from .backends import CallFailed, ChatBackend, ChatConfig, cache_key
+from .baseline import baseline_judge
+from .settings import JudgeSettings, judge_settings_parse
+
+FLUSH_EVERY = 200
+FLUSH_SECONDS = 0.5
+HEARTBEAT_SECONDS = 10.0  # see services.STALE_SECONDS: a run silent for much longer has lost its worker
+CHUNK = 256
+MTOK = Decimal(1_000_000)
+COST_QUANTUM = Decimal("0.00000001")
+JUDGMENT_COLUMNS = (
+    "judge_id", "run_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
+    "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in", "tokens_out",
+    "latency_ms", "cost_usd", "cached", "error", "created_at",
+)
+JUDGMENT_KEY = ("judge_id", "response_id", "criterion_id", "sample")  # the judgment_unique_call constraint
+CACHE_COLUMNS = ("key", "model", "text", "tokens_in", "tokens_out", "created_at")
+
+
+def _upsert_sql(table: str, columns: tuple, conflict: tuple, update: tuple) -> str:
+    """INSERT ... ON CONFLICT for SQLite (3.24+) and PostgreSQL alike.
+
+    Raw SQL rather than ``bulk_create(update_conflicts=True)``: building model instances and
+    compiling every field was the largest share of the runner's own GIL time (bench)."""
+    q = connection.ops.quote_name
+    action = "DO UPDATE SET " + ", ".join(f"{q(c)} = EXCLUDED.{q(c)}" for c in update) if update else "DO NOTHING"
+    return (
+        f"INSERT INTO {q(table)} ({', '.join(q(c) for c in columns)}) VALUES ({', '.join(['%s'] * len(columns))}) "
+        f"ON CONFLICT ({', '.join(q(c) for c in conflict)}) {action}"
+    )
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run: int
+    status: str
+    judgments: int
+    invalid: int
+    failed: int
+    cache_hits: int
+    calls: int
+    cost_usd: float
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return {
+            "run": self.run, "status": self.status, "judgments": self.judgments, "invalid": self.invalid,
+            "failed": self.failed, "cache_hits": self.cache_hits, "calls": self.calls, "cost_usd": self.cost_usd,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def template_for(judge: Judge) -> prompts.TemplateText:
+    t = judge.prompt_template
+    if t is None:
+        return prompts.DEFAULT_TEMPLATE
+    return prompts.TemplateText(t.name, t.version, t.system, t.binary_user, t.option_user)
+
+
+def call_cost(*, judge: Judge, tokens_in: int, tokens_out: int) -> Decimal:
+    cost = Decimal(tokens_in) * Decimal(judge.price_in_per_mtok) / MTOK + Decimal(tokens_out) * Decimal(judge.price_out_per_mtok) / MTOK
+    return cost.quantize(COST_QUANTUM)
+
+
+class _Writer:
+    """Buffers results and writes them in batches, with the run's counters and the stop check."""
+
+    def __init__(self, run: JudgeRun, on_flush: Callable | None):
+        self.run = run
+        self.on_flush = on_flush
+        self.rows: list[dict] = []
+        self.cache_rows: list[tuple] = []
+        self.delta = dict(done=0, invalid=0, failed=0, hits=0, calls=0, retries=0, tin=0, tout=0, cost=Decimal(0))
+        self.last_flush = time.monotonic()
+        self.last_heartbeat = time.monotonic()
+        self.stopping = False
+
+    def add(self, row: dict, *, calls: int = 0, retries: int = 0, hit: bool = False) -> None:
+        self.rows.append(row)
+        d = self.delta
+        d["done"] += 0 if row["error"] else 1
+        d["invalid"] += 1 if (not row["valid"] and not row["error"]) else 0
+        d["failed"] += 1 if row["error"] else 0
+        d["hits"] += 1 if hit else 0
+        d["calls"] += calls
+        d["retries"] += retries
+        d["tin"] += row["tokens_in"]
+        d["tout"] += row["tokens_out"]
+        d["cost"] += row["cost_usd"]
+
+    def add_cache(self, *, key: str, model: str, text: str, tokens_in: int, tokens_out: int) -> None:
+        self.cache_rows.append((key, model, text, tokens_in, tokens_out))
+
+    def maybe_flush(self) -> None:
+        if len(self.rows) >= FLUSH_EVERY or time.monotonic() - self.last_flush >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffered answers, cache entries and counter deltas in one transaction."""
+        self.last_flush = time.monotonic()
+        if self.rows or self.cache_rows:
+            now = connection.ops.adapt_datetimefield_value(timezone.now())
+            evidence = Judgment._meta.get_field("evidence")
+            updated = tuple(c for c in JUDGMENT_COLUMNS if c not in JUDGMENT_KEY and c != "created_at")
+            d = self.delta
+            with transaction.atomic(), connection.cursor() as cursor:
+                if self.cache_rows:
+                    cursor.executemany(_upsert_sql(JudgeCacheEntry._meta.db_table, CACHE_COLUMNS, ("key",), ()),
+                                       [(*row, now) for row in self.cache_rows])
+                if self.rows:
+                    cursor.executemany(
+                        _upsert_sql(Judgment._meta.db_table, JUDGMENT_COLUMNS, JUDGMENT_KEY, updated),
+                        [tuple(evidence.get_db_prep_save(r["evidence"], connection) if c == "evidence" else
+                               (now if c == "created_at" else r[c]) for c in JUDGMENT_COLUMNS) for r in self.rows],
+                    )
+                    JudgeRun.objects.filter(pk=self.run.pk).update(
+                        done_calls=F("done_calls") + d["done"], invalid_count=F("invalid_count") + d["invalid"],
+                        failed_calls=F("failed_calls") + d["failed"], cache_hits=F("cache_hits") + d["hits"],
+                        calls_made=F("calls_made") + d["calls"], retries=F("retries") + d["retries"],
+                        tokens_in=F("tokens_in") + d["tin"], tokens_out=F("tokens_out") + d["tout"],
+                        cost_usd=F("cost_usd") + d["cost"], heartbeat_at=timezone.now(),
+                    )
+            self.rows, self.cache_rows = [], []
+            self.last_heartbeat = time.monotonic()
+            self.delta = {k: (Decimal(0) if k == "cost" else 0) for k in self.delta}
+        if time.monotonic() - self.last_heartbeat >= HEARTBEAT_SECONDS:  # slow calls: still alive
+            JudgeRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
+            self.last_heartbeat = time.monotonic()
+        status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
+        self.stopping = status == JudgeRun.STOPPING
+        if self.on_flush is not None:
+            self.on_flush(self.run)
+
+
+class _Execution:
+    def __init__(self, run: JudgeRun, settings: JudgeSettings, writer: _Writer, sleep: Callable[[float], None]):
+        self.run = run
+        self.judge = run.judge
+        self.settings = settings
+        self.writer = writer
+        self.sleep = sleep
+
+    def judgment(self, call: plan.Call, outcome: parsing.Outcome, **extra) -> dict:
+        item = call.item
+        outcome = parsing.evidence_apply(
+            outcome=outcome, response_text=item.response_text, kind=item.kind, options=item.options,
+            min_quotes=max(item.min_evidence, self.settings.min_evidence),
+        )
+        explanation = outcome.explanation
+        if not outcome.valid and outcome.problem:
+            explanation = f"[invalid output: {outcome.problem}] {explanation}".strip()
+        return {
+            "judge_id": self.judge.pk, "run_id": self.run.pk, "response_id": item.response_pk,
+            "criterion_id": item.criterion_pk, "rubric_version_id": item.rubric_version_id, "sample": call.sample,
+            "condition": self.judge.condition, "verdict": outcome.verdict, "option_label": outcome.option_label,
+            "value": outcome.value, "valid": outcome.valid, "evidence_capped": outcome.evidence_capped,
+            "explanation": explanation, "evidence": outcome.evidence, "raw": "", "tokens_in": 0, "tokens_out": 0,
+            "latency_ms": None, "cost_usd": Decimal(0), "cached": False, "error": "", **extra,
+        }
+
+    def parsed(self, call: plan.Call, text: str) -> parsing.Outcome:
+        return parsing.output_parse(text=text, kind=call.item.kind, options=call.item.options)
+
+    # -- baseline: deterministic and local, no pool and no cache needed ---------------------
+    def baseline(self, calls: list[plan.Call]) -> None:
+        for call in calls:
+            if self.writer.stopping:
+                break
+            started = time.perf_counter()
+            item = call.item
+            outcome = baseline_judge(criterion_text=item.criterion_text, response_text=item.response_text,
+                                     kind=item.kind, options=item.options, threshold=self.settings.threshold)
+            latency = (time.perf_counter() - started) * 1000
+            self.writer.add(self.judgment(call, outcome, raw=outcome.explanation, latency_ms=latency))
+            self.writer.maybe_flush()
+
+    # -- chat completions ---------------------------------------------------------------------
+    def chat(self, calls: list[plan.Call]) -> None:
+        s = self.settings
+        config = ChatConfig(
+            model=self.judge.model, base_url=self.judge.base_url, api_key_env=self.judge.api_key_env,
+            temperature=self.judge.temperature, max_retries=self.judge.max_retries, timeout_seconds=s.timeout_seconds,
+            max_tokens=s.max_tokens, json_mode=s.json_mode, backoff_base_seconds=s.backoff_base_seconds,
+            backoff_max_seconds=s.backoff_max_seconds,
+        )
+        concurrency = max(1, self.judge.concurrency)
+        backend = ChatBackend(config, sleep=self.sleep)
+        builder = plan.PromptBuilder(judge=self.judge, settings=s, template=template_for(self.judge))
+        params = config.params()
+        try:
+            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}") as pool:
+                self._pump(pool, self._misses(calls, builder, params), backend, window=concurrency * 2)
+        finally:
+            backend.close()
+
+    def _misses(self, calls, builder, params):
+        """Yield (call, key) for calls the cache cannot answer; write the answered ones."""
+        for start in range(0, len(calls), CHUNK):
+            chunk = [(c, builder.messages(c)) for c in calls[start:start + CHUNK]]
+            keyed = [(c, m, cache_key(model=self.judge.model, messages=m, params=params, sample=c.sample)) for c, m in chunk]
+            cached = dict(JudgeCacheEntry.objects.filter(key__in=[k for *_, k in keyed]).values_list("key", "text"))
+            for call, messages, key in keyed:
+                if self.writer.stopping:
+                    return
+                text = cached.get(key)
+                if text is None:
+                    yield call, messages, key
+                    continue
+                self.writer.add(self.judgment(call, self.parsed(call, text), raw=text, cached=True), hit=True)
+                self.writer.maybe_flush()
+
+    def _pump(self, pool, source, backend, *, window: int) -> None:
+        """Keep ``window`` calls submitted; collect each as it completes (a done-callback puts
+        it on a queue, which is cheaper than re-arming ``wait`` on every pending future)."""
+        finished: queue.SimpleQueue = queue.SimpleQueue()
+        in_flight: dict = {}
+        exhausted = False
+        while True:
+            while not exhausted and not self.writer.stopping and len(in_flight) < window:
+                nxt = next(source, None)
+                if nxt is None:
+                    exhausted = True
+                    break
+                call, messages, key = nxt
+                future = pool.submit(backend.complete, messages)
+                in_flight[future] = (call, key)
+                future.add_done_callback(finished.put)
+            if not in_flight:
+                break
+            try:
+                future = finished.get(timeout=FLUSH_SECONDS)
+            except queue.Empty:
+                future = None
+            while future is not None:
+                call, key = in_flight.pop(future)
+                self._collect(call, key, future)
+                try:
+                    future = finished.get_nowait()
+                except queue.Empty:
+                    future = None
+            self.writer.maybe_flush()
+
+    def _collect(self, call: plan.Call, key: str, future) -> None:
+        try:
+            completion = future.result()
+        except CallFailed as exc:
+            failed = parsing.Outcome(valid=False)
+            self.writer.add(self.judgment(call, failed, error=str(exc)), calls=exc.attempts and 1, retries=max(0, exc.attempts - 1))
+            return
+        cost = call_cost(judge=self.judge, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
+        self.writer.add_cache(key=key, model=self.judge.model, text=completion.text, tokens_in=completion.tokens_in,
+                              tokens_out=completion.tokens_out)
+        self.writer.add(
+            self.judgment(call, self.parsed(call, completion.text), raw=completion.text, tokens_in=completion.tokens_in,
+                          tokens_out=completion.tokens_out, latency_ms=completion.latency_ms, cost_usd=cost),
+            calls=1, retries=completion.attempts - 1,
+        )
+
+
+def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sleep, on_flush: Callable | None = None) -> RunSummary:
+    """Execute (or resume) ``run`` in this process and return its summary.
+
+    ``sleep`` (backoff waits) and ``on_flush`` (called after every batch write) are for tests.
+    """
+    claimed = JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.QUEUED, JudgeRun.RUNNING]).update(
+        status=JudgeRun.RUNNING, error="", finished_at=None, heartbeat_at=timezone.now(),
+    )
+    run.refresh_from_db()
+    if not claimed:  # stopped, finished or failed meanwhile: nothing to do
+        return run_summary(run=run, seconds=0.0)
+    if run.started_at is None:
+        JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now())
+    judge = run.judge
+    started = time.perf_counter()
+    try:
+        if judge.backend == Judge.PANEL:
+            raise ValueError(f"judge {judge.name!r} is a panel: it votes over its members' judgments and is not run")
+        if judge.backend == Judge.REPLAY:
+            _replay(run)
+        else:
+            settings = judge_settings_parse(judge.settings)
+            calls = plan.plan_calls(items=plan.plan_items(project=judge.project, scope=run.scope), samples=judge.samples)
+            finished = set(Judgment.objects.filter(run=run, error="").values_list("response_id", "criterion_id", "sample"))
+            _recount(run)
+            # Failed calls are redone now; they are counted again if they fail again.
+            JudgeRun.objects.filter(pk=run.pk).update(total_calls=len(calls), failed_calls=0)
+            pending = [c for c in calls if c.key not in finished]
+            writer = _Writer(run, on_flush)
+            execution = _Execution(run, settings, writer, sleep)
+            if judge.backend == Judge.BASELINE:
+                execution.baseline(pending)
+            else:
+                execution.chat(pending)
+            writer.flush()
+            _recount(run)
+            final = JudgeRun.STOPPED if writer.stopping else JudgeRun.FINISHED
+            JudgeRun.objects.filter(pk=run.pk).update(
+                status=final, finished_at=timezone.now() if final == JudgeRun.FINISHED else None,
+            )
+    except Exception as exc:
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:2000])
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        JudgeRun.objects.filter(pk=run.pk).update(seconds=F("seconds") + elapsed)
+    run.refresh_from_db()
+    return run_summary(run=run, seconds=elapsed)
+
+
+def _recount(run: JudgeRun) -> None:
+    """Set the done / invalid / failed counters from the judgments themselves (exact)."""
+    rows = Judgment.objects.filter(run=run)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        done_calls=rows.filter(error="").count(), invalid_count=rows.filter(error="", valid=False).count(),
+        failed_calls=rows.exclude(error="").count(),
+    )
+
+
+def _replay(run: JudgeRun) -> None:
+    """Imported judgments are the replay judge's answers: the run only takes stock of them."""
+    rows = Judgment.objects.filter(judge=run.judge)
+    total = rows.count()
+    JudgeRun.objects.filter(pk=run.pk).update(
+        total_calls=total, done_calls=total, invalid_count=rows.filter(valid=False).count(),
+        status=JudgeRun.FINISHED, finished_at=timezone.now(),
+    )
+
+
+def run_summary(*, run: JudgeRun, seconds: float) -> RunSummary:
+    return RunSummary(
+        run=run.pk, status=run.status, judgments=run.done_calls, invalid=run.invalid_count, failed=run.failed_calls,
+        cache_hits=run.cache_hits, calls=run.calls_made, cost_usd=float(run.cost_usd), seconds=seconds,
+    )

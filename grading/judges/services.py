@@ -1,0 +1,218 @@
+"""Writes for judges: validating and saving judge configurations (including panels), creating
+the attributed / anonymized judge pairs of a cross-evaluation, saving prompt template
+versions, and starting, stopping and resuming runs (queued on Celery after commit).
+"""
+import re
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Cohort, Project, Response
+
+from ..models import Judge, JudgeRun, PromptTemplate
+from .plan import SCOPE_KEYS
+from .settings import SettingsError, judge_settings_parse
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def judge_validate(*, judge: Judge) -> None:
+    """Check a judge configuration; raises ``ValidationError`` keyed by field."""
+    try:
+        settings = judge_settings_parse(judge.settings)
+    except SettingsError as exc:
+        raise ValidationError({"settings": str(exc)}) from None
+    if judge.api_key_env and not ENV_NAME.match(judge.api_key_env):
+        # Catches the commonest mistake: pasting the key itself where its variable's name goes.
+        raise ValidationError({"api_key_env": "give the name of an environment variable (e.g. OPENAI_API_KEY), never the key"})
+    if judge.backend == Judge.OPENAI and not judge.model:
+        raise ValidationError({"model": "an OpenAI-compatible judge needs a model name"})
+    if judge.concurrency < 1:
+        raise ValidationError({"concurrency": "the concurrency limit must be at least 1"})
+    if settings.few_shot_cohort and judge.project_id and not Cohort.objects.filter(
+        project_id=judge.project_id, name=settings.few_shot_cohort
+    ).exists():
+        raise ValidationError({"settings": f"settings.few_shot.cohort: no cohort {settings.few_shot_cohort!r} in this project"})
+    if judge.backend == Judge.PANEL:
+        _panel_validate(judge=judge, members=settings.members, vote=settings.vote, weights=settings.weights)
+    elif settings.members:
+        raise ValidationError({"settings": "settings.members: only a panel has members"})
+
+
+def _panel_validate(*, judge: Judge, members: list[str], vote: str, weights: dict[str, float]) -> None:
+    if len(members) < 2:
+        raise ValidationError({"settings": "settings.members: a panel needs at least two member judges"})
+    if len(set(members)) != len(members):
+        raise ValidationError({"settings": "settings.members: a judge is listed twice"})
+    if judge.name in members:
+        raise ValidationError({"settings": "settings.members: a panel cannot be its own member"})
+    found = dict(Judge.objects.filter(project_id=judge.project_id, name__in=members).values_list("name", "backend"))
+    missing = [m for m in members if m not in found]
+    if missing:
+        raise ValidationError({"settings": f"settings.members: no judge {missing[0]!r} in this project"})
+    nested = [m for m in members if found[m] == Judge.PANEL]
+    if nested:
+        raise ValidationError({"settings": f"settings.members: {nested[0]!r} is itself a panel; panels do not nest"})
+    if vote == "weighted":
+        absent = [m for m in members if m not in weights]
+        if absent:
+            raise ValidationError({"settings": f"settings.weights: weighted vote needs a weight for {absent[0]!r}"})
+        if sum(weights[m] for m in members) <= 0:
+            raise ValidationError({"settings": "settings.weights: at least one weight must be positive"})
+    extra = sorted(set(weights) - set(members))
+    if extra:
+        raise ValidationError({"settings": f"settings.weights: {extra[0]!r} is not a member"})
+
+
+@transaction.atomic
+def judge_save(*, judge: Judge) -> Judge:
+    judge_validate(judge=judge)
+    judge.save()
+    return judge
+
+
+def judge_panel_create(*, project: Project, name: str, members: list[str], vote: str = "majority",
+                       weights: dict[str, float] | None = None) -> Judge:
+    """A panel: a derived source voting over its member judges' decisions (SPEC §3 ensemble vote)."""
+    settings = {"members": list(members), "vote": vote}
+    if weights:
+        settings["weights"] = dict(weights)
+    return judge_save(judge=Judge(project=project, name=name, backend=Judge.PANEL, settings=settings))
+
+
+@transaction.atomic
+def judge_cross_evaluation_create(
+    *, project: Project, models: list[str], base_url: str, api_key_env: str = "", temperature: float = 0.7,
+    samples: int = 1, concurrency: int = 8, max_retries: int = 3, settings: dict | None = None,
+    prompt_template: PromptTemplate | None = None,
+) -> list[Judge]:
+    """For each judge model that is also a response source, the pair ``<model>-attributed`` and
+    ``<model>-anonymized`` (created or updated), so the bias matrix can compare conditions."""
+    sources = set(Response.objects.filter(project=project).values_list("model", flat=True))
+    unknown = [m for m in models if m not in sources]
+    if unknown:
+        raise ValidationError(f"model {unknown[0]!r} wrote no response in {project.slug}; cross-evaluation judges source models")
+    judges = []
+    for model in models:
+        for condition in (Judge.ATTRIBUTED, Judge.ANONYMIZED):
+            judge = Judge.objects.filter(project=project, name=f"{model}-{condition}").first() or Judge(
+                project=project, name=f"{model}-{condition}"
+            )
+            judge.backend, judge.model, judge.base_url, judge.api_key_env = Judge.OPENAI, model, base_url, api_key_env
+            judge.condition, judge.temperature, judge.samples = condition, temperature, samples
+            judge.concurrency, judge.max_retries = concurrency, max_retries
+            judge.settings, judge.prompt_template = dict(settings or {}), prompt_template
+            judges.append(judge_save(judge=judge))
+    return judges
+
+
+@transaction.atomic
+def prompt_template_save(*, name: str, system: str, binary_user: str, option_user: str) -> PromptTemplate:
+    """Save a template: the latest version when unchanged, else the next version."""
+    latest = PromptTemplate.objects.select_for_update().filter(name=name).order_by("-version").first()
+    content = (system, binary_user, option_user)
+    if latest is not None and (latest.system, latest.binary_user, latest.option_user) == content:
+        return latest
+    return PromptTemplate.objects.create(
+        name=name, version=(latest.version + 1) if latest else 1, system=system, binary_user=binary_user,
+        option_user=option_user,
+    )
+
+
+def _scope_clean(scope: dict | None) -> dict:
+    scope = scope or {}
+    unknown = sorted(set(scope) - set(SCOPE_KEYS))
+    if unknown:
+        raise ValidationError(f"unknown scope key {unknown[0]!r} (use {', '.join(SCOPE_KEYS)})")
+    clean = {}
+    for key in SCOPE_KEYS:
+        values = scope.get(key) or []
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValidationError(f"scope {key!r} must be a list of ids")
+        if values:
+            clean[key] = values
+    return clean
+
+
+def _enqueue(run: JudgeRun) -> None:
+    from ..tasks import judge_run_execute_task
+
+    transaction.on_commit(lambda: judge_run_execute_task.delay(run_id=run.pk))
+
+
+@transaction.atomic
+def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None) -> JudgeRun:
+    """A queued run of ``judge`` over the project or a slice (not yet queued on Celery)."""
+    if judge.backend == Judge.PANEL:
+        raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run")
+    judge_validate(judge=judge)
+    return JudgeRun.objects.create(judge=judge, scope=_scope_clean(scope), created_by=user)
+
+
+@transaction.atomic
+def judge_run_start(*, judge: Judge, scope: dict | None = None, user=None) -> JudgeRun:
+    """Create a run and queue it on Celery once the transaction commits."""
+    run = judge_run_create(judge=judge, scope=scope, user=user)
+    _enqueue(run)
+    return run
+
+
+@transaction.atomic
+def judge_run_stop(*, run: JudgeRun) -> JudgeRun:
+    """Ask a run to stop: a queued run stops at once, a running one after its in-flight calls."""
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.QUEUED).update(status=JudgeRun.STOPPED)
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.RUNNING).update(status=JudgeRun.STOPPING)
+    run.refresh_from_db()
+    return run
+
+
+STALE_SECONDS = 120  # runners write a heartbeat at least every 10 s while they work
+
+
+def judge_run_stale(*, run: JudgeRun, now=None) -> bool:
+    """A running run whose worker has not been heard of for a while: it died without the
+    broker handing the task to another worker, so a researcher may resume it."""
+    if run.status not in (JudgeRun.RUNNING, JudgeRun.STOPPING):
+        return False
+    last = run.heartbeat_at or run.started_at or run.created_at
+    return ((now or timezone.now()) - last).total_seconds() > STALE_SECONDS
+
+
+def judge_run_resumable(*, run: JudgeRun) -> bool:
+    return (
+        run.status in (JudgeRun.STOPPED, JudgeRun.FAILED)
+        or (run.status == JudgeRun.FINISHED and run.failed_calls > 0)
+        or judge_run_stale(run=run)
+    )
+
+
+@transaction.atomic
+def judge_run_resume(*, run: JudgeRun, enqueue: bool = True) -> JudgeRun:
+    """Queue a stopped, failed or stale run (or one with failed calls) again; finished calls are kept.
+
+    ``enqueue=False`` only marks it queued, for a caller that executes it itself."""
+    run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+    if not judge_run_resumable(run=run):
+        raise ValidationError(f"run {run.pk} is {run.status} and cannot be resumed")
+    run.status, run.error = JudgeRun.QUEUED, ""
+    run.save(update_fields=["status", "error"])
+    if enqueue:
+        _enqueue(run)
+    return run
+
+
+BASELINE_NAME = "baseline-lexical"
+
+
+def judge_baseline_run(*, project: Project, name: str = BASELINE_NAME, scope: dict | None = None):
+    """Create the project's offline baseline judge if it is missing and run it here, now
+    (no Celery, no network): for demo loading and scripts. Returns the run's ``RunSummary``."""
+    from .runner import judge_run_execute
+
+    judge = Judge.objects.filter(project=project, name=name).first()
+    if judge is None:
+        judge = judge_save(judge=Judge(project=project, name=name, backend=Judge.BASELINE, model="lexical-coverage"))
+    elif judge.backend != Judge.BASELINE:
+        raise ValidationError(f"judge {name!r} exists and is not a baseline judge")
+    return judge_run_execute(run=judge_run_create(judge=judge, scope=scope))

@@ -1,0 +1,111 @@
+"""The judge options kept in ``Judge.settings`` (free JSON, so bundles can carry them), read
+and checked in one place. Unknown keys are errors, so a typo never silently does nothing.
+
+Keys (all optional): ``json_mode`` (true), ``timeout_seconds`` (60), ``max_tokens`` (1024),
+``backoff_base_seconds`` (0.5), ``backoff_max_seconds`` (30), ``shuffle_options`` (false),
+``shuffle_seed`` (0), ``min_evidence`` (0: the criterion's own minimum applies; a larger
+number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``threshold``
+(baseline coverage, 0.5), and for panels ``members`` (judge names), ``vote``
+(majority / weighted / unanimous / any) and ``weights`` ({name: weight}).
+"""
+from dataclasses import dataclass, field
+
+VOTE_RULES = ("majority", "weighted", "unanimous", "any")
+KNOWN_KEYS = {
+    "json_mode", "timeout_seconds", "max_tokens", "backoff_base_seconds", "backoff_max_seconds", "shuffle_options",
+    "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights",
+}
+
+
+class SettingsError(ValueError):
+    def __init__(self, key: str, message: str):
+        super().__init__(f"settings.{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    json_mode: bool = True
+    timeout_seconds: float = 60.0
+    max_tokens: int | None = 1024
+    backoff_base_seconds: float = 0.5
+    backoff_max_seconds: float = 30.0
+    shuffle_options: bool = False
+    shuffle_seed: int = 0
+    min_evidence: int = 0
+    few_shot_cohort: str = ""
+    few_shot_k: int = 0
+    few_shot_seed: int = 0
+    threshold: float = 0.5
+    members: list[str] = field(default_factory=list)
+    vote: str = "majority"
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+def _number(data: dict, key: str, default, *, minimum: float = 0.0, integer: bool = False):
+    value = data.get(key, default)
+    if value is None and default is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SettingsError(key, f"must be a number, not {value!r}")
+    if integer and int(value) != value:
+        raise SettingsError(key, f"must be a whole number, not {value!r}")
+    if value < minimum:
+        raise SettingsError(key, f"must be at least {minimum:g}")
+    return int(value) if integer else float(value)
+
+
+def _flag(data: dict, key: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise SettingsError(key, f"must be true or false, not {value!r}")
+    return value
+
+
+def judge_settings_parse(data: dict | None) -> JudgeSettings:
+    """Read ``Judge.settings``; raises ``SettingsError`` naming the offending key."""
+    data = data or {}
+    if not isinstance(data, dict):
+        raise SettingsError("", "must be a JSON object")
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        raise SettingsError(unknown[0], f"unknown key (known: {', '.join(sorted(KNOWN_KEYS))})")
+    few_shot = data.get("few_shot") or {}
+    if not isinstance(few_shot, dict) or set(few_shot) - {"cohort", "k", "seed"}:
+        raise SettingsError("few_shot", 'must be {"cohort": NAME, "k": N, "seed": N}')
+    cohort = few_shot.get("cohort", "")
+    if not isinstance(cohort, str):
+        raise SettingsError("few_shot.cohort", "must be a cohort name")
+    k = _number(few_shot, "k", 4 if cohort else 0, integer=True)
+    if k and not cohort:
+        raise SettingsError("few_shot.cohort", "few-shot examples need a cohort to draw labels from")
+    members = data.get("members", [])
+    if not isinstance(members, list) or not all(isinstance(m, str) and m for m in members):
+        raise SettingsError("members", "must be a list of judge names")
+    vote = data.get("vote", "majority")
+    if vote not in VOTE_RULES:
+        raise SettingsError("vote", f"{vote!r} is not one of {', '.join(VOTE_RULES)}")
+    weights = data.get("weights", {})
+    if not isinstance(weights, dict):
+        raise SettingsError("weights", "must be an object of judge name to weight")
+    for name, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+            raise SettingsError(f"weights.{name}", f"must be a number >= 0, not {w!r}")
+    return JudgeSettings(
+        json_mode=_flag(data, "json_mode", True),
+        timeout_seconds=_number(data, "timeout_seconds", 60.0, minimum=0.001),
+        max_tokens=_number(data, "max_tokens", 1024, minimum=1, integer=True) if data.get("max_tokens", 1) is not None else None,
+        backoff_base_seconds=_number(data, "backoff_base_seconds", 0.5),
+        backoff_max_seconds=_number(data, "backoff_max_seconds", 30.0),
+        shuffle_options=_flag(data, "shuffle_options", False),
+        shuffle_seed=_number(data, "shuffle_seed", 0, integer=True, minimum=-(2**63)),
+        min_evidence=_number(data, "min_evidence", 0, integer=True),
+        few_shot_cohort=cohort,
+        few_shot_k=k,
+        few_shot_seed=_number(few_shot, "seed", 0, integer=True, minimum=-(2**63)),
+        threshold=_number(data, "threshold", 0.5),
+        members=list(members),
+        vote=vote,
+        weights={k: float(w) for k, w in weights.items()},
+    )

@@ -1,0 +1,153 @@
+"""HTML views of the judges (researchers only): the judge section of the project page (runs with
+a live progress bar, start / stop / resume), the judges page (configure judges, panels and
+cross-evaluations) and the side-by-side page of one response.
+
+htmx targets, one partial each: ``#judge-runs`` (polled while a run is active), ``#judge-run-form``.
+Every action also works as a plain form post followed by a redirect.
+"""
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from django_htmx.http import retarget
+
+from annotation.models import Project, Response
+
+from ..models import JudgeRun
+from . import selectors, services
+from .forms import CrossEvaluationForm, JudgeForm, PanelForm, RunStartForm
+
+SECTION = "grading/judges/section.html"
+ACTIVE = (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
+
+
+def section_context(*, project, run_form=None) -> dict:
+    runs = selectors.runs_for_project(project=project)
+    for run in runs:
+        run.stale = services.judge_run_stale(run=run)
+        run.resumable = services.judge_run_resumable(run=run)
+    return {
+        "project": project,
+        "judges": selectors.judges_for_project(project=project),
+        "runs": runs,
+        "runs_active": any(r.status in ACTIVE for r in runs),
+        "run_form": run_form or RunStartForm(project=project),
+    }
+
+
+def _project(slug: str) -> Project:
+    return get_object_or_404(Project, slug=slug)
+
+
+def _runs_response(request, project):
+    if request.htmx:
+        return render(request, f"{SECTION}#judge-runs", section_context(project=project))
+    return redirect(reverse("project-detail", args=[project.slug]) + "#project-judges")
+
+
+@staff_member_required
+def judge_runs(request, slug: str):
+    """The runs table alone: what the progress bar polls."""
+    project = _project(slug)
+    return render(request, f"{SECTION}#judge-runs", section_context(project=project))
+
+
+@staff_member_required
+@require_POST
+def judge_run_start(request, slug: str):
+    project = _project(slug)
+    form = RunStartForm(request.POST, project=project)
+    if form.is_valid():
+        try:
+            services.judge_run_start(judge=form.cleaned_data["judge"], scope=form.scope(), user=request.user)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    if form.errors:
+        if request.htmx:  # htmx 2 does not swap 4xx: re-render the form, status 200
+            response = render(request, f"{SECTION}#judge-run-form", section_context(project=project, run_form=form))
+            return retarget(response, "#judge-run-form")
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    return _runs_response(request, project)
+
+
+@staff_member_required
+@require_POST
+def judge_run_stop(request, slug: str, run_id: int):
+    project = _project(slug)
+    services.judge_run_stop(run=selectors.run_get_for_researcher(project=project, run_id=run_id, user=request.user))
+    return _runs_response(request, project)
+
+
+@staff_member_required
+@require_POST
+def judge_run_resume(request, slug: str, run_id: int):
+    project = _project(slug)
+    run = selectors.run_get_for_researcher(project=project, run_id=run_id, user=request.user)
+    try:
+        services.judge_run_resume(run=run)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return _runs_response(request, project)
+
+
+def _save_judge(project, form) -> str:
+    judge = form.save(commit=False)
+    services.judge_save(judge=judge)
+    return f"Judge {judge.name} saved."
+
+
+def _save_panel(project, form) -> str:
+    d = form.cleaned_data
+    services.judge_panel_create(project=project, name=d["name"], members=d["members"], vote=d["vote"], weights=d["weights"])
+    return f"Panel {d['name']} saved."
+
+
+def _save_cross(project, form) -> str:
+    d = form.cleaned_data
+    made = services.judge_cross_evaluation_create(
+        project=project, models=d["models"], base_url=d["base_url"], api_key_env=d["api_key_env"],
+        temperature=d["temperature"], samples=d["samples"],
+    )
+    return f"{len(made)} judges saved: {', '.join(j.name for j in made)}."
+
+
+PAGE_FORMS = {"judge": (JudgeForm, _save_judge), "panel": (PanelForm, _save_panel), "cross": (CrossEvaluationForm, _save_cross)}
+
+
+@staff_member_required
+def judges_page(request, slug: str):
+    """Configure the project's judges: a new judge, a panel, a cross-evaluation pair set.
+    Each form posts ``action`` = judge | panel | cross and carries that prefix."""
+    project = _project(slug)
+    forms = {name: cls(project=project, prefix=name) for name, (cls, _) in PAGE_FORMS.items()}
+    action = request.POST.get("action") if request.method == "POST" else None
+    if action in PAGE_FORMS:
+        cls, save = PAGE_FORMS[action]
+        form = forms[action] = cls(request.POST, project=project, prefix=action)
+        if form.is_valid():
+            try:
+                messages.success(request, save(project, form))
+                return redirect("judges-page", slug=slug)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+    context = section_context(project=project)
+    context.update(judge_form=forms["judge"], panel_form=forms["panel"], cross_form=forms["cross"])
+    return render(request, "grading/judges/judges.html", context)
+
+
+@staff_member_required
+def side_by_side_lookup(request, slug: str):
+    """``?response=<response id>`` of the project: redirect to that response's side-by-side page."""
+    project = _project(slug)
+    response = get_object_or_404(Response, project=project, external_id=request.GET.get("response", ""))
+    return redirect("response-side-by-side", pk=response.pk)
+
+
+@login_required
+def side_by_side(request, pk: int):
+    response = selectors.response_get_for_researcher(response_id=pk, user=request.user)
+    table = selectors.side_by_side(response=response)
+    return render(request, "grading/judges/side_by_side.html", {"table": table, "project": response.project, "response": response})

@@ -1,0 +1,23 @@
+"""Celery tasks of the grading app. Tasks are thin: they take ids, load, call one service,
+and own the retry policy."""
+from celery import shared_task
+from django.db import OperationalError
+
+from .models import JudgeRun
+
+
+@shared_task(
+    name="grading.judge_run_execute", acks_late=True, reject_on_worker_lost=True,
+    autoretry_for=(OperationalError,), retry_backoff=2, retry_backoff_max=60, max_retries=5,
+)
+def judge_run_execute_task(*, run_id: int) -> dict:
+    """Execute or resume a judge run. Acked late and re-queued when the worker dies, so a
+    crashed worker's run is picked up by the next one; finished calls are never repeated."""
+    from .judges.runner import judge_run_execute
+
+    run = JudgeRun.objects.select_related("judge__project", "judge__prompt_template").get(pk=run_id)
+    try:
+        return judge_run_execute(run=run).as_dict()
+    except OperationalError:  # e.g. a locked SQLite file: queue the run again and let Celery retry
+        JudgeRun.objects.filter(pk=run_id, status=JudgeRun.FAILED).update(status=JudgeRun.QUEUED)
+        raise
