@@ -18,23 +18,59 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
-OTHER_BENCHES = ("bench.reports", "bench.load_labels")
+OTHER_BENCHES = ("bench.load_labels",)
 
 
 def say(name: str, value, unit: str = "") -> None:
     print(f"{name:<48} {value}{(' ' + unit) if unit else ''}", flush=True)
 
 
-def bench_bundle() -> Path:
-    bundle = OUT / "bundle-250"
+def bench_bundle(n_cases: int = 250) -> Path:
+    bundle = OUT / f"bundle-{n_cases}"
     if not (bundle / "project.json").exists():
         from bench.generate_bundle import generate_bench_bundle
 
         started = time.perf_counter()
-        counts = generate_bench_bundle(bundle, n_cases=250, n_models=11, seed=1)
-        say("generate bench bundle (250 cases)", f"{time.perf_counter() - started:.2f}", "s")
+        counts = generate_bench_bundle(bundle, n_cases=n_cases, n_models=11, seed=1)
+        say(f"generate bench bundle ({n_cases} cases)", f"{time.perf_counter() - started:.2f}", "s")
         say("  bundle rows", json.dumps(counts))
     return bundle
+
+
+def project_slug(bundle: Path) -> str:
+    return json.loads((bundle / "project.json").read_text())["slug"]
+
+
+def run_reports(bundle: Path, database_url: str, label: str) -> None:
+    """Agreement vs the bare script, and report pages, on the imported 250-case project."""
+    from bench.reports import bench_agreement, bench_pages
+
+    slug = project_slug(bundle)
+    a = bench_agreement(slug, str(bundle), database_url=database_url)
+    say(f"[{label}] agreement command, cold cache", a["command_cold_seconds"], "s (process start to JSON)")
+    say(f"[{label}] bare json+scikit-learn script", a["bare_seconds"], "s")
+    say(f"[{label}] agreement ratio to bare", a["ratio_cold_to_bare"], f"(target <= 2; same MF1/kappa: {a['same_as_bare']})")
+    say(f"[{label}] agreement command, warm cache", a["command_warm_seconds"], "s")
+    p = bench_pages(slug, database_url=database_url)
+    for page, figures in p["pages"].items():
+        say(f"[{label}] report page {page}", figures["render_seconds"], f"s render once computed (compute {figures['compute_seconds']} s)")
+    say(f"[{label}] slowest report page render", p["max_render_seconds"], "s (target < 1)")
+
+
+def run_coverage(database_url: str, label: str) -> None:
+    """``coverage`` over 825,000 judge decisions (2,500 cases × 30 × 11)."""
+    from bench.reports import bench_coverage
+
+    bundle = bench_bundle(2500)
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "evalsite.settings.local"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "manage.py", "import_bundle", str(bundle)], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    say(f"[{label}] import 2,500-case bundle (2.58M rows)", f"{time.perf_counter() - started:.1f}", "s")
+    c = bench_coverage(project_slug(bundle), database_url=database_url)
+    say(f"[{label}] coverage of 825,000 judgments, cold", c["cold_seconds"], "s (target <= 10)")
+    say(f"[{label}] coverage, warm cache", c["warm_seconds"], "s")
 
 
 def run_import_export(bundle: Path, database_url: str, label: str) -> None:
@@ -88,9 +124,17 @@ def main() -> None:
     sqlite_file = OUT / "bench.sqlite3"
     sqlite_file.unlink(missing_ok=True)
     run_import_export(bundle, f"sqlite:///{sqlite_file}", "sqlite")
+    run_reports(bundle, f"sqlite:///{sqlite_file}", "sqlite")
     pg = postgres_url()
     if pg:
         run_import_export(bundle, pg, "postgresql")
+        run_reports(bundle, pg, "postgresql")
+    big_sqlite = OUT / "bench-2500.sqlite3"
+    big_sqlite.unlink(missing_ok=True)
+    run_coverage(f"sqlite:///{big_sqlite}", "sqlite")
+    pg = postgres_url()
+    if pg:
+        run_coverage(pg, "postgresql")
     run_judge_calls()
     for name in OTHER_BENCHES:
         try:

@@ -8,6 +8,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings.local")
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+app.autodiscover_tasks(["grading.reports"])
 
 
 @app.task(name="evalsite.ping")

@@ -1,10 +1,49 @@
-"""Inclusion tag for the project page: the report links section (issue 3)."""
+"""Template tags of the reports: the report links section of the project page
+(``project_reports``), the project list of the admin index (``report_projects``) and the
+number format of report tables (``fmt``)."""
 from django import template
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from annotation.models import Project
 
 register = template.Library()
+
+PAGES = [("agreement", "Agreement"), ("coverage", "Coverage"), ("judges", "Judges"), ("bias", "Bias"), ("calibration", "Calibration")]
 
 
 @register.simple_tag
 def project_reports(project):
-    return format_html("")
+    links = format_html_join(
+        " · ", '<a href="{}">{}</a>', ((reverse(f"report-{page}", args=[project.slug]), label) for page, label in PAGES)
+    )
+    return format_html('<h2>Reports</h2><p class="report-links">{}</p>', links)
+
+
+@register.simple_tag
+def report_projects():
+    return list(Project.objects.order_by("slug").only("slug", "name"))
+
+
+@register.filter
+def fmt(value, digits: int = 3):
+    """Floats with ``digits`` decimals, None as an en dash, anything else as it is."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != 0 and abs(value) < 10 ** -int(digits):
+            return f"{value:.1e}"  # p-values and tiny differences: not a misleading 0.000
+        return f"{value:.{int(digits)}f}"
+    return value
+
+
+@register.filter
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
+
+
+@register.filter
+def get_item(mapping, key):
+    return (mapping or {}).get(key)

@@ -1,0 +1,19 @@
+"""``manage.py scores --project SLUG --source SOURCE [--cannot-assess skip|zero|partial|fail]``:
+the weighted score of every response and the mean per model (SPEC §3, §5)."""
+from evalsite.cli import JsonCommand
+from grading.reports.services import scores_report
+
+
+class Command(JsonCommand):
+    help = "Weighted rubric score per response under one source."
+    requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--source", required=True)
+        parser.add_argument("--cannot-assess", default="skip", help="skip | zero | partial | fail (default skip)")
+
+    def run(self, **options) -> dict:
+        result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"])
+        return {"responses": result["responses"], "by_model": result["by_model"]}

@@ -1,0 +1,210 @@
+"""Agreement of a compared source B with a reference source A (SPEC §3 "MF1",
+"Chance-corrected agreement", "Alignment of two cohorts"; the ``agreement`` command of
+SPEC §5).
+
+Decisions are paired by (response, criterion) inside one project; a source of another
+project (a separate import of the same study) is paired by ``metrics.align_rows`` on
+model, normalized case text and normalized criterion text. Binary figures use the binary
+criteria, with cannot_assess treated by the chosen strategy; an unresolved decision (a
+cohort tie) counts as a disagreement: it is given the opposite of the other side's
+decision (when both are unresolved, A = met and B = not met). Ordinal figures compare the
+option order index of both sides (values between options snap to the nearest option).
+"""
+import numpy as np
+import pandas as pd
+
+from grading import metrics, selectors
+
+from .inputs import ReportInputs, as_number
+
+SUMMARY_KEYS = (
+    "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
+    "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
+    "case_level", "ordinal",
+)
+PAIR_COLUMNS = ["verdict", "option", "value", "unresolved", "invalid"]
+
+
+def _local_pairs(inputs: ReportInputs, a, b) -> tuple[pd.DataFrame, int, int]:
+    fa, fb = inputs.decisions(a), inputs.decisions(b)
+    merged = fa.merge(
+        fb[["response_id", "criterion_id", *PAIR_COLUMNS]], on=["response_id", "criterion_id"], suffixes=("_a", "_b")
+    )
+    matched = merged["response_id"].nunique()
+    every = len(set(fa["response_id"]) | set(fb["response_id"]))
+    return merged, matched, every - matched
+
+
+def _text_rows(inputs: ReportInputs, source) -> pd.DataFrame:
+    """A source's decisions with model, case text and criterion text, in source order."""
+    own = inputs.for_source(source)
+    frame = inputs.decisions(source)
+    cases = selectors.case_frame(project=own.project, with_text=True)
+    criteria = selectors.criterion_frame(project=own.project, with_text=True)
+    rows = frame.copy()
+    rows["model"] = rows["response_id"].map(own.responses["model"])
+    rows["position"] = rows["response_id"].map(own.responses["position"])
+    rows["case_text"] = rows["response_id"].map(own.responses["case_id"]).map(cases["case_text"])
+    rows["criterion_text"] = rows["criterion_id"].map(criteria["criterion_text"])
+    rows["criterion_position"] = rows["criterion_id"].map(criteria["criterion_position"])
+    return rows.sort_values(["position", "response_id", "criterion_position", "criterion_id"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _aligned_pairs(inputs: ReportInputs, a, b) -> tuple[pd.DataFrame, int, int]:
+    left, right = _text_rows(inputs, a), _text_rows(inputs, b)
+    alignment = metrics.align_rows(left, right)
+    la = left.iloc[alignment.pairs["left_row"].to_numpy()].reset_index(drop=True)
+    rb = right.iloc[alignment.pairs["right_row"].to_numpy()].reset_index(drop=True)
+    merged = la[["response_id", "criterion_id", *PAIR_COLUMNS, "n"]].add_suffix("_a")
+    merged = merged.rename(columns={"response_id_a": "response_id", "criterion_id_a": "criterion_id", "n_a": "n"})
+    for column in PAIR_COLUMNS:
+        merged[f"{column}_b"] = rb[column].to_numpy()
+    matched = merged["response_id"].nunique()
+    unmatched_a = left["response_id"].nunique() - matched
+    unmatched_b = right["response_id"].nunique() - rb["response_id"].nunique()
+    return merged, matched, unmatched_a + unmatched_b
+
+
+def aligned_decisions(*, inputs: ReportInputs, a, b) -> tuple[pd.DataFrame, int, int]:
+    """Paired decisions of A and B (columns ``*_a`` / ``*_b``) joined with A's model, case,
+    criterion kind and weight; plus matched and unmatched response counts."""
+    if a.project.pk == b.project.pk:
+        merged, matched, unmatched = _local_pairs(inputs, a, b)
+    else:
+        merged, matched, unmatched = _aligned_pairs(inputs, a, b)
+    own = inputs.for_source(a)
+    merged["model"] = merged["response_id"].map(own.responses["model"])
+    merged["case_id"] = merged["response_id"].map(own.responses["case_id"])
+    merged["kind"] = merged["criterion_id"].map(own.criteria["kind"])
+    merged["weight"] = merged["criterion_id"].map(own.criteria["weight"]).astype(float)
+    return merged, matched, unmatched
+
+
+def binary_pairs(merged: pd.DataFrame, *, strategy) -> tuple[pd.DataFrame, dict]:
+    """0/1 columns ``a`` and ``b`` for the binary pairs kept under ``strategy``, with
+    unresolved decisions turned into disagreements; plus counts for the report."""
+    rows = merged[merged["kind"] == "binary"]
+    penalty = (rows["weight"] < 0).to_numpy()
+    ra = metrics.apply_cannot_assess(rows["verdict_a"], strategy=strategy, penalty=penalty)
+    rb = metrics.apply_cannot_assess(rows["verdict_b"], strategy=strategy, penalty=penalty)
+    ua = rows["unresolved_a"].to_numpy(dtype=bool)
+    ub = rows["unresolved_b"].to_numpy(dtype=bool)
+    a, b = ra.values.astype(np.int8), rb.values.astype(np.int8)
+    a_fixed = np.where(ua & ~ub, 1 - b, np.where(ua & ub, 1, a))
+    b_fixed = np.where(ub & ~ua, 1 - a, np.where(ua & ub, 0, b))
+    keep = ra.keep & rb.keep
+    pairs = pd.DataFrame(
+        {
+            "response_id": rows["response_id"].to_numpy()[keep],
+            "criterion_id": rows["criterion_id"].to_numpy()[keep],
+            "model": rows["model"].to_numpy()[keep],
+            "case": rows["case_id"].to_numpy()[keep],
+            "a": a_fixed[keep],
+            "b": b_fixed[keep],
+        }
+    )
+    counts = {
+        "n_binary_aligned": int(len(rows)),
+        "invalid_b": int(rows["invalid_b"].sum()),
+        "unresolved_a": int(ua.sum()),
+        "unresolved_b": int(ub.sum()),
+        "cannot_assess_a": ra.n_cannot_assess,
+        "cannot_assess_b": rb.n_cannot_assess,
+        "skipped": int((~keep).sum()),
+    }
+    return pairs, counts
+
+
+def _option_index(values: np.ndarray, grids: list) -> np.ndarray:
+    out = np.full(len(values), -1, dtype=np.int64)
+    for i, (value, grid) in enumerate(zip(values, grids)):
+        if grid and not np.isnan(value):
+            out[i] = int(np.argmin(np.abs(np.asarray(grid) - value)))
+    return out
+
+
+def ordinal_summary(merged: pd.DataFrame, *, criteria: pd.DataFrame) -> dict:
+    rows = merged[(merged["kind"] == "ordinal") & merged["value_a"].notna() & merged["value_b"].notna()]
+    na = criteria["na_labels"]
+    if len(rows):
+        keep = [
+            (oa is None or oa not in na[c]) and (ob is None or ob not in na[c])
+            for oa, ob, c in zip(rows["option_a"], rows["option_b"], rows["criterion_id"])
+        ]
+        rows = rows[keep]
+    if not len(rows):
+        return {"n": 0, "qwk": None, "exact": None, "adjacent": None}
+    grids = rows["criterion_id"].map(criteria["option_values"]).tolist()
+    ia = _option_index(rows["value_a"].to_numpy(dtype=float), grids)
+    ib = _option_index(rows["value_b"].to_numpy(dtype=float), grids)
+    levels = max(len(g) for g in grids)
+    result = metrics.ordinal_agreement(ia, ib, option_values=np.arange(max(levels, 2)))
+    return {"n": result.n, "qwk": as_number(result.qwk), "exact": as_number(result.exact), "adjacent": as_number(result.adjacent)}
+
+
+def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero") -> dict:
+    """The ``agreement`` result: ``summary`` (exactly the SPEC §5 keys) and, for the
+    report page, ``detail`` (counts, strategy) and ``case_table`` (every (model, case))."""
+    strategy = metrics.parse_strategy(strategy)
+    merged, matched, unmatched = aligned_decisions(inputs=inputs, a=a, b=b)
+    pairs, counts = binary_pairs(merged, strategy=strategy)
+    pooled = metrics.binary_agreement(pairs["a"].to_numpy(), pairs["b"].to_numpy())
+    alpha = metrics.krippendorff_alpha(np.vstack([pairs["a"].to_numpy(), pairs["b"].to_numpy()]).astype(float)) if len(pairs) else None
+    threshold = float(inputs.for_source(a).project.low_agreement_threshold)
+    cases = metrics.case_level_mf1(pairs, keys=("model", "case"), threshold=threshold)
+    by_model = metrics.mf1_by_group(pairs, by="model") if len(pairs) else {}
+    summary = {
+        "n_decisions": pooled.n,
+        "matched_responses": int(matched),
+        "unmatched_responses": int(unmatched),
+        "mf1": as_number(pooled.mf1),
+        "f1_met": as_number(pooled.f1_met),
+        "f1_not_met": as_number(pooled.f1_not_met),
+        "cohen_kappa": as_number(pooled.cohen_kappa),
+        "krippendorff_alpha": as_number(alpha),
+        "percent_agreement": as_number(pooled.percent_agreement),
+        "positive_rate_a": as_number(pooled.positive_rate_a),
+        "positive_rate_b": as_number(pooled.positive_rate_b),
+        "invalid_b": counts["invalid_b"],
+        "by_model": {str(m): {"mf1": as_number(r.mf1), "n_decisions": r.n} for m, r in by_model.items()},
+        "case_level": {
+            "n": cases.n, "n_undefined": cases.n_undefined, "mean": as_number(cases.mean),
+            "median": as_number(cases.median), "q25": as_number(cases.q25), "q75": as_number(cases.q75),
+            "share_below_0_6": as_number(cases.share_below),
+        },
+        "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
+    }
+    by_model_detail = {
+        str(m): {"n": r.n, "mf1": as_number(r.mf1), "cohen_kappa": as_number(r.cohen_kappa),
+                 "positive_rate_a": as_number(r.positive_rate_a), "positive_rate_b": as_number(r.positive_rate_b)}
+        for m, r in by_model.items()
+    }
+    return {
+        "a": a.spec, "b": b.spec, "strategy": strategy.value, "threshold": threshold,
+        "summary": summary,
+        "detail": {**counts, "tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn, "by_model": by_model_detail},
+        "case_table": _case_table(cases.per_group, inputs.for_source(a)),
+    }
+
+
+def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:
+    """Case-level MF1 rows with the case's external id and a response of that (model, case)."""
+    columns = ["model", "case", "case_id", "response_id", "response", "n", "mf1"]
+    if per_group.empty:
+        return {"columns": columns, "rows": []}
+    responses = inputs.responses.reset_index()
+    first = responses.drop_duplicates(["model", "case_id"])[["model", "case_id", "response_id", "external_id"]]
+    table = per_group[["model", "case", "n", "mf1"]].merge(
+        first.rename(columns={"case_id": "case"}), on=["model", "case"], how="left"
+    )
+    table["case_ext"] = table["case"].map(inputs.cases["case_external_id"])
+    rows = [
+        [str(m), str(ce), int(c), int(r), str(e), int(n), as_number(v)]
+        for m, ce, c, r, e, n, v in zip(
+            table["model"], table["case_ext"], table["case"], table["response_id"].fillna(-1), table["external_id"].fillna(""),
+            table["n"], table["mf1"],
+        )
+    ]
+    return {"columns": columns, "rows": rows}

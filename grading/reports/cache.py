@@ -1,0 +1,44 @@
+"""Caching of report results in Django's cache (the database cache in deployments).
+
+A key holds the report name, its parameters and the fingerprint of every project the
+report reads (``selectors.project_fingerprint``), so a changed label, judgment,
+adjudication, criterion or judge makes a new key and the stale entry is never read
+again — nothing has to be invalidated explicitly and no signals are needed.
+"""
+import hashlib
+import json
+from collections.abc import Callable
+
+from django.core.cache import cache
+
+from annotation.models import Project
+from grading import selectors
+
+TIMEOUT_SECONDS = 7 * 24 * 3600
+PENDING_SECONDS = 600
+
+
+def report_key(*, projects: list[Project], name: str, params: dict) -> str:
+    prints = [f"{p.pk}.{selectors.project_fingerprint(project=p)}" for p in projects]
+    text = json.dumps({"name": name, "params": params, "projects": prints}, sort_keys=True, default=str)
+    return f"evalsite:report:{name}:{hashlib.sha256(text.encode()).hexdigest()[:32]}"
+
+
+def report_cached(*, projects: list[Project], name: str, params: dict, compute: Callable[[], dict]) -> dict:
+    """The cached result for (name, params, fingerprints), computing and storing it on a miss."""
+    key = report_key(projects=projects, name=name, params=params)
+    result = cache.get(key)
+    if result is None:
+        result = compute()
+        cache.set(key, result, TIMEOUT_SECONDS)
+        cache.delete(f"{key}:pending")
+    return result
+
+
+def report_peek(*, key: str) -> dict | None:
+    return cache.get(key)
+
+
+def report_mark_pending(*, key: str) -> bool:
+    """Mark a background computation as queued; False if one is queued already."""
+    return cache.add(f"{key}:pending", True, PENDING_SECONDS)

@@ -1,0 +1,108 @@
+"""Coverage of the rubric by one source (SPEC §3 "Coverage", "Threshold calibration",
+"Threshold sensitivity"; the ``coverage`` and ``calibrate_k`` commands of SPEC §5).
+
+s_i counts the binary criteria the source marks met for response i; N_i is the number
+of binary criteria of the response's case (from the rubric, so a criterion the source
+left undecided, unresolved or cannot-assess counts as not met). Coverage is reported
+for model-authored responses; the human-authored (physician) answers calibrate k.
+"""
+import pandas as pd
+
+from grading import metrics, selectors
+
+from .inputs import ReportInputs, as_number
+
+STRATA = ("difficulty", "register", "task_themes", "specialties")
+
+
+def response_hits_frame(*, inputs: ReportInputs, source, author_kind: str = "model") -> pd.DataFrame:
+    """One row per response the source decided: model, hits, n_criteria and the strata."""
+    responses = inputs.responses
+    counted = selectors.judge_hits(judge=source.obj) if source.kind == "judge" and not source.foreign else None
+    if counted is not None:
+        hits = counted.set_index("response_id")["hits"]
+        ids = pd.Index(counted["response_id"])
+    else:
+        frame = inputs.decisions(source)
+        kinds = frame["criterion_id"].map(inputs.criteria["kind"])
+        decided = frame.loc[kinds == "binary"]
+        hits = (decided["verdict"] == "met").groupby(decided["response_id"]).sum()
+        ids = pd.Index(frame["response_id"].unique())
+    ids = ids[responses.loc[ids, "author_kind"].to_numpy() == author_kind]
+    out = pd.DataFrame(index=ids)
+    out.index.name = "response_id"
+    out["model"] = responses.loc[ids, "model"].to_numpy()
+    case_ids = responses.loc[ids, "case_id"].to_numpy()
+    out["hits"] = hits.reindex(ids).fillna(0).astype(int).to_numpy()
+    out["n_criteria"] = inputs.n_binary_criteria_by_case.reindex(case_ids).fillna(0).astype(int).to_numpy()
+    for axis in STRATA:
+        out[axis] = inputs.cases[axis].reindex(case_ids).to_numpy()
+    return out[out["n_criteria"] > 0].reset_index()
+
+
+def calibrate_k_compute(*, inputs: ReportInputs, source) -> dict:
+    """k = round(mean s_i) over the human-authored responses as decided by ``source``."""
+    human = response_hits_frame(inputs=inputs, source=source, author_kind="human")
+    if human.empty:
+        raise ValueError(f"no human-authored responses decided by {source.spec} in project {inputs.project.slug!r}")
+    result = metrics.calibrate_k(human["hits"].to_numpy())
+    return {"k": result.k, "mean_hits": result.mean_hits, "n_responses": result.n}
+
+
+def _figures(cov) -> dict:
+    return {
+        "rubric_accuracy": as_number(cov.rubric_accuracy_pct),
+        "pass_at_k": as_number(cov.pass_at_k_pct),
+        "cacs": as_number(cov.cacs_at_k_pct),
+        "n_responses": cov.n_responses,
+    }
+
+
+def coverage_k(*, inputs: ReportInputs, source, k: int | None) -> tuple[int, str]:
+    """The k to use and where it came from: the argument, the project, or calibration."""
+    if k is not None:
+        if k < 0:
+            raise ValueError(f"--k must be a non-negative integer, got {k}")
+        return int(k), "argument"
+    if inputs.project.coverage_k is not None:
+        return int(inputs.project.coverage_k), "project"
+    try:
+        return calibrate_k_compute(inputs=inputs, source=source)["k"], "calibrated"
+    except ValueError:
+        raise ValueError(
+            f"project {inputs.project.slug!r} has no coverage k and no human-authored responses to calibrate it; pass --k"
+        ) from None
+
+
+def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None) -> dict:
+    """The ``coverage`` result (SPEC §5 keys) plus ``k_source`` and ``sensitivity``."""
+    k, k_source = coverage_k(inputs=inputs, source=source, k=k)
+    df = response_hits_frame(inputs=inputs, source=source)
+    if df.empty:
+        raise ValueError(f"{source.spec} decided no binary criterion of a model-authored response")
+    overall = metrics.coverage(df, k=k)
+    by_model = metrics.coverage_by_model(df, k=k)
+    by_stratum: dict = {}
+    for axis in STRATA:
+        cells = metrics.coverage_by_stratum(df, k=k, stratum=axis)
+        table: dict = {}
+        for (value, model), cov in cells.items():
+            table.setdefault(str(value), {})[str(model)] = _figures(cov)
+        by_stratum[axis] = table
+    ks = sorted({kk for kk in (k - 2, k - 1, k + 1, k + 2) if kk >= 0})
+    sensitivity = metrics.threshold_sensitivity(df, k=k, ks=ks)
+    return {
+        "k": k,
+        "overall": _figures(overall),
+        "by_model": {str(m): _figures(c) for m, c in by_model.items()},
+        "by_stratum": by_stratum,
+        "k_source": k_source,
+        "sensitivity": [
+            {
+                "name": alt.name, "n_models": alt.comparison.n_models,
+                "spearman_rho": as_number(alt.comparison.spearman_rho), "kendall_tau": as_number(alt.comparison.kendall_tau),
+                "top3_overlap": as_number(alt.comparison.top3_overlap), "top5_overlap": as_number(alt.comparison.top5_overlap),
+            }
+            for alt in sensitivity.alternatives
+        ],
+    }

@@ -1,0 +1,253 @@
+"""The five report pages' results (issue 3, point 5): each page function composes the
+cached command-level reports of ``services`` with the judge analytics it adds, and
+returns plain data — figures, chart series and ``tables`` (name → columns and rows,
+which the views render and offer as CSV). They run in a Celery task (``tasks``) and
+their results are cached like every report.
+"""
+import numpy as np
+import pandas as pd
+
+from annotation.models import Project
+from grading import metrics
+from grading.selectors import judgment_rows
+from grading.sources import project_sources
+
+from . import services
+from .agreement import aligned_decisions, binary_pairs
+from .bias import bias_attenuation
+from .inputs import ReportInputs, as_number
+from .scores import response_scores
+
+PAGES = ("agreement", "coverage", "judges", "bias", "calibration")
+# The parameters a page has when its URL carries no query (the views produce exactly these).
+DEFAULT_PARAMS = {
+    "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None}, "judges": {"strategy": "zero"},
+    "bias": {"reference": None}, "calibration": {"reference": None, "strategy": "skip"},
+}
+HISTOGRAM_BINS = 10
+
+
+def _table(columns: list[str], rows: list[list]) -> dict:
+    return {"columns": columns, "rows": [[as_number(v) if not isinstance(v, str) else v for v in row] for row in rows]}
+
+
+def _comparisons(project: Project, inputs: ReportInputs, strategy: str) -> list[dict]:
+    """Cohort vs cohort, each judge vs each cohort, and each judge vs gold."""
+    sources = project_sources(project=project)
+    cohorts, judges = sources["cohorts"], sources["judges"]
+    pairs = [(a, b, "human-human") for i, a in enumerate(cohorts) for b in cohorts[i + 1:]]
+    pairs += [(c, j, "judge-cohort") for j in judges for c in cohorts]
+    if cohorts:  # gold is derived from the cohorts (and adjudications)
+        pairs += [(sources["gold"][0], j, "judge-gold") for j in judges]
+    rows = []
+    for a, b, kind in pairs:
+        s = services.agreement_report(project=project, a=a.spec, b=b.spec, strategy=strategy, inputs=inputs)["summary"]
+        rows.append({"a": a.spec, "b": b.spec, "kind": kind, **{k: s[k] for k in (
+            "n_decisions", "mf1", "f1_met", "f1_not_met", "cohen_kappa", "krippendorff_alpha", "percent_agreement",
+            "positive_rate_a", "positive_rate_b", "invalid_b", "matched_responses", "unmatched_responses")},
+            "case_n": s["case_level"]["n"], "share_below": s["case_level"]["share_below_0_6"]})
+    return rows
+
+
+def _comparison_table(rows: list[dict]) -> dict:
+    columns = ["a", "b", "kind", "n_decisions", "mf1", "f1_met", "f1_not_met", "cohen_kappa", "krippendorff_alpha",
+               "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "matched_responses",
+               "unmatched_responses", "case_n", "share_below"]
+    return _table(columns, [[r[c] for c in columns] for r in rows])
+
+
+def agreement_page(*, project: Project, a: str | None = None, b: str | None = None, strategy: str = "zero") -> dict:
+    inputs = ReportInputs(project)
+    comparisons = _comparisons(project, inputs, strategy)
+    human = [r for r in comparisons if r["kind"] == "human-human"]
+    result = {"strategy": strategy, "comparisons": comparisons, "reference_mf1": human[0]["mf1"] if human else None,
+              "tables": {"comparisons": _comparison_table(comparisons)}, "primary": None}
+    if a is None or b is None:
+        if not comparisons:
+            return result
+        a, b = comparisons[0]["a"], comparisons[0]["b"]
+    primary = services.agreement_report(project=project, a=a, b=b, strategy=strategy, inputs=inputs)
+    case_table = primary["case_table"]
+    mf1 = np.array([row[-1] for row in case_table["rows"] if row[-1] is not None], dtype=float)
+    counts, edges = np.histogram(mf1, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
+    threshold = primary["threshold"]
+    tail = sorted((row for row in case_table["rows"] if row[-1] is not None and row[-1] < threshold), key=lambda r: (r[-1], r[0], r[1]))
+    by_model = primary["detail"]["by_model"]
+    ci = metrics.bootstrap_mean_ci(mf1) if mf1.size else None
+    result.update(
+        primary={k: primary[k] for k in ("a", "b", "strategy", "threshold", "summary", "detail")},
+        histogram={"counts": counts.tolist(), "edges": edges.tolist(), "n": int(mf1.size),
+                   "n_undefined": primary["summary"]["case_level"]["n_undefined"],
+                   "mean_ci95": [ci.low, ci.high] if ci else None},
+        tail=tail,
+    )
+    result["tables"].update(
+        by_model=_table(["model", "n", "mf1", "cohen_kappa", "positive_rate_a", "positive_rate_b"],
+                        [[m, v["n"], v["mf1"], v["cohen_kappa"], v["positive_rate_a"], v["positive_rate_b"]] for m, v in by_model.items()]),
+        case_level=case_table,
+        low_agreement=_table(case_table["columns"], tail),
+    )
+    return result
+
+
+def coverage_page(*, project: Project, source: str | None = None, k: int | None = None) -> dict:
+    inputs = ReportInputs(project)
+    sources = project_sources(project=project)
+    candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
+    if not candidates:
+        raise ValueError(f"project {project.slug!r} has no cohorts or judges yet")
+    source = source or candidates[0]
+    main = services.coverage_report(project=project, source=source, k=k, inputs=inputs)
+    k = main["k"]
+    ranking = {}
+    for spec in candidates:
+        try:
+            ranking[spec] = services.coverage_report(project=project, source=spec, k=k, inputs=inputs)["by_model"]
+        except ValueError:
+            continue
+    models = sorted(main["by_model"])
+    tables = {
+        "by_model": _table(["model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs"],
+                           [[m, v["n_responses"], v["rubric_accuracy"], v["pass_at_k"], v["cacs"]] for m, v in main["by_model"].items()]),
+        "sensitivity": _table(["alternative", "n_models", "spearman_rho", "kendall_tau", "top3_overlap", "top5_overlap"],
+                              [[s["name"], s["n_models"], s["spearman_rho"], s["kendall_tau"], s["top3_overlap"], s["top5_overlap"]]
+                               for s in main["sensitivity"]]),
+        "cacs_by_source": _table(["model", *ranking], [[m, *[ranking[s].get(m, {}).get("cacs") for s in ranking]] for m in models]),
+    }
+    for axis, values in main["by_stratum"].items():
+        tables[f"stratum_{axis}"] = _table(
+            [axis, "model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs"],
+            [[value, m, f["n_responses"], f["rubric_accuracy"], f["pass_at_k"], f["cacs"]]
+             for value, per_model in sorted(values.items()) for m, f in sorted(per_model.items())],
+        )
+    return {"source": source, "sources": candidates, "k": k, "k_source": main["k_source"], "overall": main["overall"],
+            "by_model": main["by_model"], "tables": tables}
+
+
+def _binary_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.Series:
+    kind = frame["criterion_id"].map(criteria["kind"])
+    verdict = frame["verdict"]
+    return pd.Series(np.where(kind == "binary", (verdict == "met").astype(float), np.nan), index=frame.index)
+
+
+def judges_page(*, project: Project, strategy: str = "zero") -> dict:
+    inputs = ReportInputs(project)
+    sources = project_sources(project=project)
+    cohorts, judges = sources["cohorts"], sources["judges"]
+    comparisons = _comparisons(project, inputs, strategy)
+    human = [r for r in comparisons if r["kind"] == "human-human"]
+    fidelity = [r for r in comparisons if r["kind"] != "human-human"]
+    positive = []
+    for source in cohorts + judges:
+        frame = inputs.annotated(source)
+        binary = frame[frame["kind"] == "binary"]
+        rate = (binary["verdict"] == "met").mean() if len(binary) else None
+        positive.append([source.spec, int(len(binary)), as_number(rate), int(frame["invalid"].sum())])
+    stability, robustness = [], []
+    for judge in judges:
+        if judge.obj.backend != "panel":
+            rows = judgment_rows(judge=judge.obj, criteria=inputs.criteria)
+            if len(rows) and rows["sample"].nunique() == 1:  # one sample per item: no spread to measure
+                stability.append([judge.spec, judge.obj.samples, 1, int(len(rows)), 0, None])
+            elif len(rows):
+                rows = rows.assign(judge=judge.name, response=rows["response_id"], criterion=rows["criterion_id"],
+                                   value=np.where(rows["kind"] == "binary", (rows["verdict"] == "met").astype(float), rows["value"]))
+                mc = metrics.monte_carlo_stability(rows.dropna(subset=["value"]), keys=("judge", "response", "criterion"))
+                js = mc.per_judge.get(judge.name)
+                stability.append([judge.spec, judge.obj.samples, int(rows["sample"].nunique()), js.n_items if js else 0,
+                                  js.n_items_with_sd if js else 0, as_number(js.mean_sd) if js else None])
+        for cohort in cohorts:
+            merged, _, _ = aligned_decisions(inputs=inputs, a=cohort, b=judge)
+            pairs, _ = binary_pairs(merged, strategy=strategy)
+            if pairs.empty:
+                continue
+            cg = metrics.cross_grader_robustness(pairs, model="model", a="a", b="b")
+            robustness.append([cohort.spec, judge.spec, cg.n_models, as_number(cg.spearman_rho), as_number(cg.kendall_tau),
+                               as_number(cg.mean_abs_diff_pp), as_number(cg.top3_overlap), as_number(cg.top5_overlap)])
+    return {
+        "strategy": strategy,
+        "reference_mf1": human[0]["mf1"] if human else None,
+        "reference_label": f"{human[0]['a']} vs {human[0]['b']}" if human else None,
+        "fidelity": fidelity,
+        "tables": {
+            "fidelity": _comparison_table(fidelity),
+            "positive_rates": _table(["source", "n_binary", "positive_rate", "invalid"], positive),
+            "stability": _table(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd", "mean_sd"], stability),
+            "robustness": _table(["cohort", "judge", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
+                                  "top3_overlap", "top5_overlap"], robustness),
+        },
+    }
+
+
+def bias_page(*, project: Project, reference: str | None = None) -> dict:
+    inputs = ReportInputs(project)
+    cohorts = project_sources(project=project)["cohorts"]
+    reference = reference or (cohorts[0].spec if cohorts else None)
+    conditions, tables = {}, {}
+    for condition in ("attributed", "anonymized"):
+        try:
+            result = services.bias_report(project=project, condition=condition, reference=reference, inputs=inputs)
+        except LookupError:
+            continue
+        conditions[condition] = result
+        for name in ("scores", "bias", "human_bias"):
+            if name in result:
+                tables[f"{condition}_{name}"] = _table(["judge", *result["targets"]],
+                                                        [[j, *row] for j, row in zip(result["judges"], result[name])])
+        tables[f"{condition}_counts"] = _table(["judge", *result["targets"]], [[j, *row] for j, row in zip(result["judges"], result["counts"])])
+    attenuation = {}
+    if len(conditions) == 2:
+        attenuation = bias_attenuation(attributed=conditions["attributed"], anonymized=conditions["anonymized"])
+        tables["attenuation"] = _table(["judge_model", "attenuation"], [[m, v] for m, v in attenuation.items()])
+    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables}
+
+
+def calibration_page(*, project: Project, reference: str | None = None, strategy: str = "skip") -> dict:
+    inputs = ReportInputs(project)
+    sources = project_sources(project=project)
+    cohorts, judges = sources["cohorts"], sources["judges"]
+    if not cohorts:
+        return {"reference": None, "tables": {}, "calibration": []}
+    ref = next((c for c in cohorts if c.spec == reference), cohorts[0])
+    human = response_scores(inputs=inputs, source=ref, strategy=strategy)
+    levels = np.round(np.linspace(0.0, 1.0, 11), 10)
+    calibration, verbosity = [], []
+    for judge in judges:
+        scores = response_scores(inputs=inputs, source=judge, strategy=strategy)
+        both = pd.DataFrame({"judge_score": scores["score"], "human_score": human["score"]}).dropna()
+        both["item"] = both.index
+        row = [judge.spec, ref.spec, len(both), None, None, None, None]
+        if len(both) >= 4:
+            try:
+                rep = metrics.evaluate_calibration(both, levels=levels)
+                row = [judge.spec, ref.spec, len(both), rep.n_calibration, rep.n_holdout, as_number(rep.qwk_before), as_number(rep.qwk_after)]
+            except metrics.MetricError:
+                pass
+        calibration.append(row)
+    for source in cohorts + judges:
+        scores = response_scores(inputs=inputs, source=source, strategy=strategy)
+        if scores.empty:
+            continue
+        check = metrics.verbosity_check(scores, length="length_chars", score="score", model="model")
+        for model, p in [("(pooled)", check.pooled), *sorted(check.per_model.items())]:
+            verbosity.append([source.spec, str(model), p.n, as_number(p.pearson_r), as_number(p.pearson_p),
+                              as_number(p.spearman_rho), as_number(p.spearman_p)])
+    return {
+        "reference": ref.spec, "strategy": strategy, "calibration": calibration,
+        "tables": {
+            "calibration": _table(["judge", "reference", "n_items", "n_calibration", "n_holdout", "qwk_before", "qwk_after"], calibration),
+            "verbosity": _table(["source", "model", "n", "pearson_r", "pearson_p", "spearman_rho", "spearman_p"], verbosity),
+        },
+    }
+
+
+PAGE_FUNCTIONS = {
+    "agreement": agreement_page, "coverage": coverage_page, "judges": judges_page, "bias": bias_page,
+    "calibration": calibration_page,
+}
+
+
+def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
+    if page not in PAGE_FUNCTIONS:
+        raise LookupError(f"unknown report page {page!r}")
+    return PAGE_FUNCTIONS[page](project=project, **params)

@@ -1,0 +1,50 @@
+"""Krippendorff's alpha among the individual raters inside one source (SPEC §3
+"Chance-corrected agreement"; the ``reliability`` command of SPEC §5): a cohort's
+annotators and checkers, a judge's Monte Carlo samples, or a panel's member judges.
+
+Units are (response, criterion) items. At the nominal level every distinct decision is
+its own category (verdicts and option labels); at the ordinal and interval levels the
+values are numeric (met = 1, not met = 0, option values) and nominal criteria are left
+out. cannot_assess and not-applicable options are missing ratings. Only units rated by
+at least two raters can be paired, so only they are counted in ``n_units``.
+"""
+import numpy as np
+import pandas as pd
+
+from grading import metrics, selectors
+
+from .inputs import ReportInputs, as_number
+
+LEVELS = ("nominal", "ordinal", "interval")
+
+
+def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal") -> dict:
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+    own = inputs.for_source(source)
+    rows = selectors.source_raters(source=source, responses=own.responses, criteria=own.criteria)
+    kind = rows["criterion_id"].map(own.criteria["kind"])
+    na = rows["criterion_id"].map(own.criteria["na_labels"])
+    usable = (rows["verdict"] != "cannot_assess") & ~pd.Series(
+        [o is not None and o in labels for o, labels in zip(rows["option"], na)], index=rows.index, dtype=bool
+    )
+    if level == "nominal":
+        code = rows["option"].where(rows["option"].notna(), rows["verdict"])
+        usable &= code.notna()
+        values = pd.Series(pd.factorize(code.where(usable))[0], index=rows.index).astype(float).where(usable)
+    else:
+        usable &= kind != "nominal"
+        numeric = np.where(kind == "binary", np.where(rows["verdict"] == "met", 1.0, np.where(rows["verdict"] == "not_met", 0.0, np.nan)), rows["value"])
+        values = pd.Series(numeric, index=rows.index, dtype=float).where(usable)
+    rated = rows.assign(_v=values).dropna(subset=["_v"])
+    unit = rated.groupby(["response_id", "criterion_id"], sort=False).ngroup()
+    per_unit = unit.map(unit.value_counts())
+    rated = rated[(per_unit >= 2).to_numpy()]
+    unit = rated.groupby(["response_id", "criterion_id"], sort=False).ngroup().to_numpy()
+    rater, raters = pd.factorize(rated["rater"])
+    if len(rated) == 0:
+        return {"krippendorff_alpha": None, "n_units": 0, "n_raters": int(rows["rater"].nunique()), "level": level}
+    matrix = np.full((len(raters), unit.max() + 1), np.nan)
+    matrix[rater, unit] = rated["_v"].to_numpy()
+    alpha = metrics.krippendorff_alpha(matrix, level=level)
+    return {"krippendorff_alpha": as_number(alpha), "n_units": int(matrix.shape[1]), "n_raters": int(len(raters)), "level": level}

@@ -1,0 +1,121 @@
+"""Report services: parse the sources a report names, compute its result from the
+project's decision frames with ``grading.metrics``, and cache it (``cache``). The
+management commands of SPEC §5 and the report pages both call these functions, so a
+command run also warms the pages' cache.
+
+Every function takes the project slug and source texts as given on the command line and
+raises ``LookupError`` / ``ValueError`` with one line for an unknown project or source.
+The computing modules (and with them scikit-learn, scipy and krippendorff) are imported
+only on a cache miss, so a cached answer costs a Django start and a few index lookups.
+"""
+from annotation.models import Project
+from grading.sources import Source, project_get, source_parse
+
+from .cache import report_cached
+from .inputs import ReportInputs
+
+STRATEGIES = ("skip", "zero", "partial", "fail")
+LEVELS = ("nominal", "ordinal", "interval")
+CONDITIONS = ("attributed", "anonymized")
+
+
+def strategy_name(strategy: str) -> str:
+    """The canonical cannot-assess strategy name (``metrics.parse_strategy`` accepts the same)."""
+    name = str(strategy).strip().lower()
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown cannot-assess strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    return name
+
+
+def _projects(project: Project, *sources: Source | None) -> list[Project]:
+    projects = {project.pk: project}
+    for source in sources:
+        if source is not None:
+            projects.setdefault(source.project.pk, source.project)
+    return [projects[pk] for pk in sorted(projects)]
+
+
+def report_project(*, slug: str | Project) -> Project:
+    return slug if isinstance(slug, Project) else project_get(slug=slug)
+
+
+def agreement_report(*, project, a: str, b: str, strategy: str = "zero", inputs: ReportInputs | None = None) -> dict:
+    """Agreement of source ``b`` with reference source ``a`` (result of ``agreement.agreement_compute``)."""
+    project = report_project(slug=project)
+    sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
+    strategy = strategy_name(strategy)
+    inputs = inputs or ReportInputs(project)
+    from . import agreement
+
+    return report_cached(
+        projects=_projects(project, sa, sb), name="agreement",
+        params={"a": sa.spec, "b": sb.spec, "a_project": sa.project.slug, "b_project": sb.project.slug, "strategy": strategy},
+        compute=lambda: agreement.agreement_compute(inputs=inputs, a=sa, b=sb, strategy=strategy),
+    )
+
+
+def reliability_report(*, project, source: str, level: str = "nominal", inputs: ReportInputs | None = None) -> dict:
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
+    inputs = inputs or ReportInputs(project)
+    from . import reliability
+
+    return report_cached(
+        projects=_projects(project, src), name="reliability", params={"source": src.spec, "p": src.project.slug, "level": level},
+        compute=lambda: reliability.reliability_compute(inputs=inputs, source=src, level=level),
+    )
+
+
+def coverage_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None) -> dict:
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    inputs = (inputs or ReportInputs(project)).for_source(src)
+    from . import coverage
+
+    return report_cached(
+        projects=_projects(src.project), name="coverage", params={"source": src.spec, "p": src.project.slug, "k": k},
+        compute=lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k),
+    )
+
+
+def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = None) -> dict:
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    inputs = (inputs or ReportInputs(project)).for_source(src)
+    from . import coverage
+
+    return report_cached(
+        projects=_projects(src.project), name="calibrate_k", params={"source": src.spec, "p": src.project.slug},
+        compute=lambda: coverage.calibrate_k_compute(inputs=inputs, source=src),
+    )
+
+
+def scores_report(*, project, source: str, strategy: str = "skip", inputs: ReportInputs | None = None) -> dict:
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    strategy = strategy_name(strategy)
+    inputs = (inputs or ReportInputs(project)).for_source(src)
+    from . import scores
+
+    return report_cached(
+        projects=_projects(src.project), name="scores", params={"source": src.spec, "p": src.project.slug, "strategy": strategy},
+        compute=lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy),
+    )
+
+
+def bias_report(*, project, condition: str, reference: str | None = None, inputs: ReportInputs | None = None) -> dict:
+    project = report_project(slug=project)
+    ref = source_parse(text=reference, project=project) if reference else None
+    if ref is not None and ref.project.pk != project.pk:
+        raise ValueError("the bias reference must be a source of the same project")
+    if condition not in CONDITIONS:
+        raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
+    inputs = inputs or ReportInputs(project)
+    from . import bias
+
+    return report_cached(
+        projects=[project], name="bias", params={"condition": condition, "reference": ref.spec if ref else None},
+        compute=lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref),
+    )

@@ -1,0 +1,215 @@
+"""The researchers' report pages (staff only). Each view parses its query parameters,
+reads the page's cached result — queuing its computation in a Celery task on a miss and
+polling with htmx until it is there — and renders it with SVG charts; ``?format=csv&
+table=NAME`` downloads any table of the page as CSV.
+"""
+import csv
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.text import slugify
+
+from annotation.models import Project
+from grading.sources import source_parse
+
+from . import charts
+from .cache import report_key, report_mark_pending, report_peek
+from .services import strategy_name
+from .tasks import report_page_task
+
+NAV = [("agreement", "Agreement"), ("coverage", "Coverage"), ("judges", "Judges"), ("bias", "Bias"), ("calibration", "Calibration")]
+
+
+def _source_param(request, project, name: str) -> str | None:
+    text = request.GET.get(name) or None
+    if text is not None:
+        source = source_parse(text=text, project=project)
+        if source.foreign:
+            raise ValueError(f"{name}: report pages compare sources of this project only")
+        text = source.spec
+    return text
+
+
+def _page_result(project: Project, page: str, params: dict) -> dict | None:
+    key = report_key(projects=[project], name=f"page:{page}", params=params)
+    result = report_peek(key=key)
+    if result is None and report_mark_pending(key=key):
+        # Nothing was written, so there is no commit to wait for before queuing.
+        report_page_task.delay(project_id=project.pk, page=page, params=params)
+        result = report_peek(key=key)  # eager Celery (tests, small setups) has computed it already
+    return result
+
+
+def _csv(result: dict, name: str, project: Project, page: str) -> HttpResponse:
+    table = (result or {}).get("tables", {}).get(name)
+    if table is None:
+        raise Http404(f"no table {name!r} on this report (yet)")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{page}-{slugify(name)}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(table["columns"])
+    writer.writerows(["" if v is None else v for v in row] for row in table["rows"])
+    return response
+
+
+def _render(request, project: Project, page: str, parse, extra=None) -> HttpResponse:
+    """Shared flow of the five pages: parse params, read or queue the result, render."""
+    error, result, params = None, None, {}
+    try:
+        params = parse()
+    except (ValueError, LookupError) as exc:
+        error = str(exc)
+    if error is None:
+        result = _page_result(project, page, params)
+        if request.GET.get("format") == "csv":
+            return _csv(result, request.GET.get("table", ""), project, page)
+        if result is not None and "error" in result:
+            error, result = result["error"], None
+    query = request.GET.copy()
+    for name in ("format", "table"):
+        query.pop(name, None)
+    context = {
+        "project": project, "page": page, "nav": NAV, "params": params, "result": result, "error": error,
+        "pending": result is None and error is None, "query": query.urlencode(),
+        "charts": extra(result, project) if result is not None and extra else {},
+    }
+    template = f"grading/reports/{page}.html"
+    return render(request, f"{template}#report" if request.htmx else template, context)
+
+
+def _project(slug: str) -> Project:
+    return get_object_or_404(Project, slug=slug)
+
+
+@staff_member_required
+def report_index(request, slug: str):
+    project = _project(slug)
+    return render(request, "grading/reports/index.html", {"project": project, "nav": NAV, "page": "reports"})
+
+
+def _agreement_charts(result: dict, project: Project) -> dict:
+    comparisons = result["comparisons"]
+    out = {}
+    if comparisons:
+        n = sum(c["n_decisions"] for c in comparisons)
+        out["mf1"] = charts.bar_chart(
+            title=f"MF1 per comparison (n = {n:,} paired decisions over {len(comparisons)} comparisons)",
+            labels=[f"{c['b']} vs {c['a']}" for c in comparisons], series=[("MF1", [c["mf1"] for c in comparisons])],
+            reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
+        )
+    if result.get("histogram"):
+        h = result["histogram"]
+        out["histogram"] = charts.histogram(
+            title=f"Case-level MF1 (n = {h['n']:,} (model, case) groups; {h['n_undefined']} undefined)",
+            counts=h["counts"], edges=h["edges"], threshold=result["primary"]["threshold"],
+        )
+        by_model = result["primary"]["detail"]["by_model"]
+        out["by_model"] = charts.bar_chart(
+            title=f"MF1 per model, {result['primary']['b']} vs {result['primary']['a']} (n = {sum(v['n'] for v in by_model.values()):,})",
+            labels=list(by_model), series=[("MF1", [v["mf1"] for v in by_model.values()])],
+        )
+    return out
+
+
+@staff_member_required
+def agreement_report_page(request, slug: str):
+    project = _project(slug)
+
+    def parse():
+        a, b = _source_param(request, project, "a"), _source_param(request, project, "b")
+        strategy = strategy_name(request.GET.get("strategy") or "zero")
+        return {"a": a, "b": b, "strategy": strategy} if a and b else {"strategy": strategy}
+
+    return _render(request, project, "agreement", parse, _agreement_charts)
+
+
+def _coverage_charts(result: dict, project: Project) -> dict:
+    if not result.get("by_model"):
+        return {}
+    models = list(result["by_model"])
+    n = sum(v["n_responses"] for v in result["by_model"].values())
+    return {"by_model": charts.bar_chart(
+        title=f"Rubric accuracy vs CACS@{result['k']} per model, {result['source']} (n = {n:,} responses)",
+        labels=models, max_value=100.0, digits=1,
+        series=[("rubric accuracy %", [result["by_model"][m]["rubric_accuracy"] for m in models]),
+                (f"CACS@{result['k']} %", [result["by_model"][m]["cacs"] for m in models])],
+    )}
+
+
+@staff_member_required
+def coverage_report_page(request, slug: str):
+    project = _project(slug)
+
+    def parse():
+        k = request.GET.get("k")
+        if k not in (None, "") and not k.isdigit():
+            raise ValueError(f"k must be a non-negative integer, not {k!r}")
+        return {"source": _source_param(request, project, "source"), "k": int(k) if k else None}
+
+    return _render(request, project, "coverage", parse, _coverage_charts)
+
+
+def _judges_charts(result: dict, project: Project) -> dict:
+    fidelity = result["fidelity"]
+    if not fidelity:
+        return {}
+    return {"fidelity": charts.bar_chart(
+        title=f"Judge fidelity: MF1 against each reference (n = {sum(r['n_decisions'] for r in fidelity):,} paired decisions)",
+        labels=[f"{r['b']} vs {r['a']}" for r in fidelity],
+        series=[("MF1", [r["mf1"] for r in fidelity]), ("Cohen's kappa", [r["cohen_kappa"] for r in fidelity])],
+        reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
+    )}
+
+
+@staff_member_required
+def judges_report_page(request, slug: str):
+    project = _project(slug)
+    return _render(request, project, "judges",
+                   lambda: {"strategy": strategy_name(request.GET.get("strategy") or "zero")}, _judges_charts)
+
+
+def _bias_charts(result: dict, project: Project) -> dict:
+    out = {}
+    for condition, data in result["conditions"].items():
+        models = data["judge_models"]
+        highlight = {(i, data["targets"].index(models[j])) for i, j in enumerate(data["judges"]) if models[j] in data["targets"]}
+        n = sum(map(sum, data["counts"]))
+        out[condition] = charts.heatmap(
+            title=f"Consensus-deviation bias, {condition} (n = {n:,} decisions)", rows=data["judges"],
+            columns=data["targets"], matrix=data["bias"], highlight=highlight,
+        )
+        if "human_bias" in data:
+            out[f"{condition}_human"] = charts.heatmap(
+                title=f"Human–LLM bias vs {data['reference']}, {condition} (n = {n:,} decisions)", rows=data["judges"],
+                columns=data["targets"], matrix=data["human_bias"], highlight=highlight,
+            )
+    return out
+
+
+@staff_member_required
+def bias_report_page(request, slug: str):
+    project = _project(slug)
+    return _render(request, project, "bias", lambda: {"reference": _source_param(request, project, "reference")}, _bias_charts)
+
+
+def _calibration_charts(result: dict, project: Project) -> dict:
+    rows = [r for r in result.get("calibration", []) if r[5] is not None or r[6] is not None]
+    if not rows:
+        return {}
+    return {"qwk": charts.bar_chart(
+        title=f"QWK against {result['reference']} on held-out responses, before and after quantile mapping "
+              f"(n = {sum(r[4] or 0 for r in rows):,} held-out responses)",
+        labels=[r[0] for r in rows], series=[("raw", [r[5] for r in rows]), ("calibrated", [r[6] for r in rows])],
+    )}
+
+
+@staff_member_required
+def calibration_report_page(request, slug: str):
+    project = _project(slug)
+
+    def parse():
+        return {"reference": _source_param(request, project, "reference"),
+                "strategy": strategy_name(request.GET.get("strategy") or "skip")}
+
+    return _render(request, project, "calibration", parse, _calibration_charts)

@@ -1,0 +1,53 @@
+"""A researcher opens each of the five report pages of the ``mini`` project in Chromium
+and sees real figures: numbers computed from the labels, SVG charts and CSV links."""
+import pytest
+from django.contrib.auth import get_user_model
+
+from grading.models import Judge
+from tests.grading.reports.conftest import add_judgments
+
+
+@pytest.fixture
+def researcher(transactional_db, mini_project):
+    from django.core.cache import cache
+
+    cache.clear()  # the local-memory cache outlives the database of earlier tests
+    get_user_model().objects.create_user(username="researcher", password="pw-12345", is_staff=True)
+    judge = Judge.objects.create(project=mini_project, name="judge-b", backend="replay", model="model-a", condition="anonymized")
+    add_judgments(judge, [
+        ("r1", "c1-ecg", 0, "met", None, None, True), ("r1", "c1-call", 0, "met", None, None, True),
+        ("r1", "c1-abx", 0, "not_met", None, None, True), ("r2", "c1-ecg", 0, "met", None, None, True),
+        ("r2", "c1-call", 0, "not_met", None, None, True), ("r2", "c1-abx", 0, "not_met", None, None, True),
+    ])
+    return mini_project
+
+
+def test_researcher_opens_every_report(page, login, researcher):
+    login("researcher", "pw-12345")
+
+    page.goto("/projects/mini/reports/agreement/")
+    assert page.locator("h1").inner_text() == "Agreement"
+    assert page.locator(".figure-mf1").inner_text() == f"{68 / 77:.3f}"
+    assert page.locator("#report svg.chart").count() >= 3
+    assert page.locator("#report svg line.reference").count() >= 1  # human-human reference line
+
+    page.click("nav.report-nav >> text=Coverage")
+    assert page.locator("h1").inner_text() == "Coverage"
+    assert page.locator(".figure-cacs").inner_text() == "25.0 %"
+    assert page.locator("#table-by_model tbody tr").count() == 2
+
+    page.click("nav.report-nav >> text=Judges")
+    assert page.locator("#table-fidelity tbody tr").count() == 6  # 2 judges x (2 cohorts + gold)
+    assert "judge:judge-b vs cohort:group-1" in page.locator("#report").inner_text()
+
+    page.click("nav.report-nav >> text=Bias")
+    assert page.locator("#bias-anonymized svg rect.self").count() == 2  # consensus and human-LLM heatmaps
+    assert f"{0.4375 - 2 / 3:.3f}" in page.locator("#bias-anonymized").inner_text()
+
+    page.click("nav.report-nav >> text=Calibration")
+    # pooled + per model, for 2 cohorts and 2 judges: (1 + 3) * 2 + (1 + 2) + (1 + 2)
+    assert page.locator("#table-verbosity tbody tr").count() == 14
+
+    with page.expect_download() as download:
+        page.click("#table-verbosity ~ p a, .csv a >> nth=0")
+    assert download.value.suggested_filename.startswith("mini-calibration-")

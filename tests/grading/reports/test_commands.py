@@ -1,0 +1,212 @@
+"""The report commands of SPEC §5 on the ``mini`` project: exact JSON keys, values checked
+against hand calculations written out here, and one-line errors with exit status 1.
+
+Binary decisions of the two cohorts (r1, r2, r4 x ecg, call, abx; tests/bundles.py):
+group-1 = 1 1 0 | 0 0 1 | 1 1 0 and group-2 = 1 1 0 | 1 0 1 | 1 1 0, so TP 5, FP 1, FN 0,
+TN 3: F1_met = 10/11, F1_not_met = 6/7, MF1 = 68/77, kappa = (8/9 - 42/81)/(1 - 42/81) =
+10/13, Krippendorff's alpha (nominal, coincidences 10/1/1/6 of 18 values) = 60/77.
+"""
+import json
+import subprocess
+import sys
+from io import StringIO
+
+import krippendorff
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+
+AGREEMENT_KEYS = {
+    "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
+    "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
+    "case_level", "ordinal",
+}
+
+
+def run(*args) -> dict:
+    out = StringIO()
+    call_command(*args, "--json", stdout=out)
+    text = out.getvalue()
+    assert text.count("\n") <= 1
+    return json.loads(text)
+
+
+def test_agreement_cohort_vs_cohort(mini_project):
+    result = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2")
+    assert set(result) == AGREEMENT_KEYS
+    assert result["n_decisions"] == 9
+    assert (result["matched_responses"], result["unmatched_responses"]) == (4, 0)
+    assert result["f1_met"] == pytest.approx(10 / 11)
+    assert result["f1_not_met"] == pytest.approx(6 / 7)
+    assert result["mf1"] == pytest.approx(68 / 77)
+    assert result["cohen_kappa"] == pytest.approx(10 / 13)
+    assert result["krippendorff_alpha"] == pytest.approx(60 / 77)
+    assert result["percent_agreement"] == pytest.approx(8 / 9)
+    assert (result["positive_rate_a"], result["positive_rate_b"]) == (pytest.approx(5 / 9), pytest.approx(6 / 9))
+    assert result["invalid_b"] == 0
+    assert result["by_model"] == {
+        "model-a": {"mf1": 1.0, "n_decisions": 3},
+        "model-b": {"mf1": pytest.approx(2 / 3), "n_decisions": 3},  # 0 0 1 vs 1 0 1: F1 2/3 both
+        "physician": {"mf1": 1.0, "n_decisions": 3},
+    }
+    # case-level MF1 over (model, case): 1, 2/3, 1 -> numpy's linear quartiles of [2/3, 1, 1]
+    assert result["case_level"] == {
+        "n": 3, "n_undefined": 0, "mean": pytest.approx(8 / 9), "median": 1.0, "q25": pytest.approx(5 / 6),
+        "q75": 1.0, "share_below_0_6": 0.0,
+    }
+    # one ordinal pair (r3 tone: good vs good); kappa undefined with one class
+    assert result["ordinal"] == {"n": 1, "qwk": None, "exact": 1.0, "adjacent": 1.0}
+
+
+def test_agreement_judge_counts_invalid_and_missing_output(mini_project):
+    result = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "judge:judge-a")
+    # judge-a: r1 = 1 0 0 (call, abx missing), r2 = 0 0 0 (ecg unparseable, call, abx missing)
+    # vs group-1 r1 = 1 1 0, r2 = 0 0 1: TP 1, FN 2, FP 0, TN 3
+    assert result["n_decisions"] == 6
+    assert result["invalid_b"] == 5
+    assert result["f1_met"] == pytest.approx(0.5)
+    assert result["f1_not_met"] == pytest.approx(0.75)
+    assert result["mf1"] == pytest.approx(0.625)
+    assert result["positive_rate_b"] == pytest.approx(1 / 6)
+    assert (result["matched_responses"], result["unmatched_responses"]) == (3, 1)  # r4 never judged
+
+
+def test_agreement_cannot_assess_strategies(mini_project):
+    from annotation.models import Label
+    from annotation.services import label_save
+
+    label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(
+        annotator__username="ann3", response__external_id="r2", criterion__external_id="c1-ecg"
+    )
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, verdict="cannot_assess")
+    skip = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--cannot-assess", "skip")
+    zero = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--cannot-assess", "zero")
+    assert skip["n_decisions"] == 8 and skip["mf1"] == 1.0  # the only disagreement is left out
+    assert zero["n_decisions"] == 9 and zero["mf1"] == 1.0  # cannot_assess -> not met, which group-1 said too
+
+
+def test_reliability_inside_a_cohort(mini_project):
+    assert run("reliability", "--project", "mini", "--source", "cohort:group-1") == {
+        "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal",
+    }
+    single = run("reliability", "--project", "mini", "--source", "cohort:group-2")
+    assert single == {"krippendorff_alpha": None, "n_units": 0, "n_raters": 1, "level": "nominal"}
+
+
+def test_reliability_matches_the_library_after_a_disagreement(mini_project):
+    from annotation.models import Label
+    from annotation.services import label_save
+
+    label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(
+        annotator__username="ann2", response__external_id="r2", criterion__external_id="c1-call"
+    )
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, verdict="met")
+    result = run("reliability", "--project", "mini", "--source", "cohort:group-1", "--level", "interval")
+    # interval: binary units (9) + tone (1); length is nominal and left out; chk1 rates r1/abx
+    ann1 = [1, 1, 0, 0, 0, 1, 1, 1, 0, 1]
+    ann2 = [1, 1, 0, 0, 1, 1, 1, 1, 0, 1]
+    chk1 = [np.nan, np.nan, 0] + [np.nan] * 7
+    expected = krippendorff.alpha(reliability_data=[ann1, ann2, chk1], level_of_measurement="interval")
+    assert result == {"krippendorff_alpha": pytest.approx(expected), "n_units": 10, "n_raters": 3, "level": "interval"}
+
+
+def test_coverage_by_hand(mini_project):
+    result = run("coverage", "--project", "mini", "--source", "cohort:group-1")
+    assert set(result) == {"k", "overall", "by_model", "by_stratum"}
+    # k = 2 (project); r1 hits 2 of 3, r2 hits 1 of 3 (the penalty item counts as a criterion); r3 has no binary criteria
+    assert result["k"] == 2
+    assert result["by_model"] == {
+        "model-a": {"rubric_accuracy": pytest.approx(200 / 3), "pass_at_k": 100.0, "cacs": 50.0, "n_responses": 1},
+        "model-b": {"rubric_accuracy": pytest.approx(100 / 3), "pass_at_k": 0.0, "cacs": 0.0, "n_responses": 1},
+    }
+    assert result["overall"] == {"rubric_accuracy": pytest.approx(50.0), "pass_at_k": 50.0, "cacs": 25.0, "n_responses": 2}
+    assert result["by_stratum"]["difficulty"]["high"]["model-a"]["cacs"] == 50.0
+    assert set(result["by_stratum"]["task_themes"]) == {"emergency"}
+    assert result["by_stratum"]["specialties"]["cardiology"]["model-b"]["n_responses"] == 1
+    k1 = run("coverage", "--project", "mini", "--source", "cohort:group-1", "--k", "1")
+    # CACS@1: r1 (2-1+1)/(3-1+1) = 2/3, r2 1/3 -> 50 %
+    assert k1["overall"]["cacs"] == pytest.approx(50.0) and k1["overall"]["pass_at_k"] == 100.0
+
+
+def test_calibrate_k_from_the_physician_answer(mini_project):
+    assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {"k": 2, "mean_hits": 2.0, "n_responses": 1}
+
+
+def test_scores_weighted_by_hand(mini_project):
+    result = run("scores", "--project", "mini", "--source", "cohort:group-1")
+    assert set(result) == {"responses", "by_model"}
+    # r1: 2 + 3 met, penalty not met -> 5/5; r2: only the penalty (-2) met -> clamp(-2/5) = 0; r3: 1 + 1 of 2
+    assert result["responses"] == {"r1": 1.0, "r2": 0.0, "r3": 1.0, "r4": 1.0}
+    assert result["by_model"] == {"model-a": {"mean_score": 1.0, "n": 2}, "model-b": {"mean_score": 0.0, "n": 1},
+                                  "physician": {"mean_score": 1.0, "n": 1}}
+
+
+@pytest.mark.parametrize("strategy, r3", [("skip", 0.75), ("zero", 0.375)])
+def test_scores_of_a_judge_with_invalid_output(mini_project, strategy, r3):
+    result = run("scores", "--project", "mini", "--source", "judge:judge-a", "--cannot-assess", strategy)
+    # r1: ecg met (2) of P = 5 -> 0.4; r2: all not met -> 0; r3: tone 0.75, length invalid (no value)
+    assert result["responses"] == {"r1": pytest.approx(0.4), "r2": 0.0, "r3": pytest.approx(r3)}
+
+
+def test_bias_matrix_by_hand(mini_project, second_judge):
+    result = run("bias_matrix", "--project", "mini", "--condition", "anonymized", "--reference", "cohort:group-1")
+    assert set(result) == {"judges", "targets", "scores", "bias", "self_bias", "human_bias", "mean_human_bias"}
+    assert result["judges"] == ["judge-a", "judge-b"] and result["targets"] == ["model-a", "model-b"]
+    # judge-a: model-a (1 + 0 + 0 + 0.75) / 4 (length has no value), model-b 0; judge-b: 2/3, 1/3
+    assert result["scores"] == [[0.4375, 0.0], [pytest.approx(2 / 3), pytest.approx(1 / 3)]]
+    d = 0.4375 - 2 / 3
+    assert result["bias"] == [[pytest.approx(d), pytest.approx(-1 / 3)], [pytest.approx(-d), pytest.approx(1 / 3)]]
+    assert [sum(col) for col in zip(*result["bias"])] == [pytest.approx(0), pytest.approx(0)]
+    assert result["self_bias"] == {"judge-b": pytest.approx(-d)}  # judge-b's own model is model-a
+    # group-1 means: model-a (1 + 1 + 0 + 1 + 1) / 5 = 0.8, model-b 1/3
+    hum = [[0.4375 - 0.8, -1 / 3], [2 / 3 - 0.8, 0.0]]
+    assert result["human_bias"] == [[pytest.approx(x, abs=1e-12) for x in row] for row in hum]
+    assert result["mean_human_bias"] == pytest.approx(sum(map(sum, hum)) / 4)
+    plain = run("bias_matrix", "--project", "mini", "--condition", "anonymized")
+    assert set(plain) == {"judges", "targets", "scores", "bias", "self_bias"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["agreement", "--project", "nope", "--a", "cohort:group-1", "--b", "gold"], "unknown project 'nope'"),
+    (["agreement", "--project", "mini", "--a", "cohort:nobody", "--b", "gold"], "unknown cohort 'nobody'"),
+    (["agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "gold", "--cannot-assess", "maybe"], "unknown cannot-assess strategy"),
+    (["coverage", "--project", "mini", "--source", "judge:nobody"], "unknown judge 'nobody'"),
+    (["scores", "--project", "mini", "--source", "crowd:x"], "unknown project 'crowd'"),
+    (["reliability", "--project", "mini", "--source", "gold"], "reliability needs a cohort or a judge"),
+    (["calibrate_k", "--project", "mini", "--source", "judge:judge-a"], "no human-authored responses"),
+    (["bias_matrix", "--project", "mini", "--condition", "attributed"], "no attributed judges"),
+])
+def test_bad_arguments_give_one_line_errors(mini_project, args, message):
+    with pytest.raises(CommandError, match=message) as info:
+        call_command(*args, "--json", stdout=StringIO())
+    assert "\n" not in str(info.value)
+
+
+def test_exit_status_and_stderr_from_the_command_line(tmp_path):
+    env = {"DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+           "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], check=True, env=env, capture_output=True)
+    done = subprocess.run([sys.executable, "manage.py", "agreement", "--project", "nope", "--a", "gold", "--b", "gold", "--json"],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == ["CommandError: unknown project 'nope'"]
+
+
+
+
+def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project):
+    from grading.models import Judge
+
+    Judge.objects.create(project=mini_project, name="idle", model="x")
+    result = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "judge:idle")
+    assert result["n_decisions"] == 0 and result["mf1"] is None
+    assert (result["matched_responses"], result["unmatched_responses"]) == (0, 4)
+    assert result["case_level"]["n"] == 0
+    with pytest.raises(CommandError, match="judge:idle decided no binary criterion"):
+        call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
+    assert run("scores", "--project", "mini", "--source", "judge:idle") == {"responses": {}, "by_model": {}}
+    assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0
