@@ -6,6 +6,7 @@ annotator's label; else the majority of the annotators' labels; a tie is unresol
 A decision is encoded as one string key — ``v:<verdict>``, ``o:<option label>`` or
 ``x:<value>`` — so that votes over mixed criterion kinds compare exactly.
 """
+import numpy as np
 import pandas as pd
 
 from annotation.models import Cohort, Label, Project
@@ -109,31 +110,45 @@ def gold_frame(*, project: Project) -> pd.DataFrame:
     from ..models import Adjudication
 
     names = dict(Cohort.objects.filter(project=project).values_list("pk", "name"))
-    per_cohort = cohort_decisions(project=project)
     columns = ["response_id", "criterion_id", "decision", "provenance", "cohort_decisions", "adjudicator", "note"]
-    records: dict[tuple[int, int], dict] = {}
-    for response_id, criterion_id, cohort_id, decision in per_cohort[["response_id", "criterion_id", "cohort", "decision"]].itertuples(index=False):
-        item = records.setdefault((response_id, criterion_id), {})
-        item[names[cohort_id]] = decision if isinstance(decision, str) else None
-    adjudications = {
-        (r, c): (decision_key(v, o, x), prov, user, note)
-        for r, c, v, o, x, prov, user, note in Adjudication.objects.filter(project=project).values_list(
-            "response_id", "criterion_id", "verdict", "option_label", "value", "provenance", "adjudicator__username", "note"
-        )
-    }
-    rows = []
-    for key in sorted(set(records) | set(adjudications)):
-        decisions = records.get(key, {})
-        if key in adjudications:
-            decision, provenance, adjudicator, note = adjudications[key]
-        else:
-            adjudicator, note = None, ""
-            values = list(decisions.values())
-            if len(values) >= 2:
-                agreed = None not in values and len(set(values)) == 1
-                decision, provenance = (values[0], "agreed") if agreed else (None, "unresolved")
-            else:
-                decision = values[0]
-                provenance = "single-cohort" if decision is not None else "unresolved"
-        rows.append((key[0], key[1], decision, provenance, decisions, adjudicator, note))
-    return pd.DataFrame.from_records(rows, columns=columns)
+    item = ["response_id", "criterion_id"]
+    per_cohort = cohort_decisions(project=project)[[*item, "cohort", "decision"]]
+    per_cohort = per_cohort.assign(
+        cohort=per_cohort["cohort"].map(names),
+        decision=per_cohort["decision"].astype(object).where(per_cohort["decision"].notna(), None),
+    )
+    grouped = per_cohort.groupby(item, sort=True)
+    n_cohorts, n_decided = grouped.size(), grouped["decision"].count()
+    n_distinct, first = grouped["decision"].nunique(), grouped["decision"].first()
+    agreed = (n_cohorts >= 2) & (n_decided == n_cohorts) & (n_distinct == 1)
+    single = (n_cohorts == 1) & (n_decided == 1)
+    gold = pd.DataFrame({
+        "decision": first.where(agreed | single, None),
+        "provenance": np.select([agreed.to_numpy(), single.to_numpy()], ["agreed", "single-cohort"], "unresolved"),
+    })
+    # Each item's {cohort name: decision}, built from the wide table in one pass.
+    wide = per_cohort.pivot(index=item, columns="cohort", values="decision").reindex(gold.index)
+    present = per_cohort.assign(seen=True).pivot(index=item, columns="cohort", values="seen").reindex(gold.index)
+    cohort_names = list(wide.columns)
+    gold["cohort_decisions"] = [
+        {name: (value if isinstance(value, str) else None) for name, value, seen in zip(cohort_names, values, seen_row) if seen is True}
+        for values, seen_row in zip(wide.itertuples(index=False), present.itertuples(index=False))
+    ]
+    gold["adjudicator"], gold["note"] = None, ""
+
+    adjudications = pd.DataFrame.from_records(
+        [
+            (r, c, decision_key(v, o, x), prov, user, note)
+            for r, c, v, o, x, prov, user, note in Adjudication.objects.filter(project=project).values_list(
+                "response_id", "criterion_id", "verdict", "option_label", "value", "provenance", "adjudicator__username", "note"
+            )
+        ],
+        columns=[*item, "decision", "provenance", "adjudicator", "note"],
+    ).set_index(item)
+    if not adjudications.empty:
+        missing = adjudications.index.difference(gold.index)
+        gold = pd.concat([gold, pd.DataFrame({"cohort_decisions": [{} for _ in missing]}, index=missing)])
+        for column in ("decision", "provenance", "adjudicator", "note"):
+            gold.loc[adjudications.index, column] = adjudications[column]
+        gold = gold.sort_index()
+    return gold.reset_index()[columns]
