@@ -1,7 +1,8 @@
 """Admin pages for the annotation models, built for researchers: search by external id and
 text, filters by project, cohort, kind and status, and label history read-only inline.
 """
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
 from .models import (
     Assignment, Case, Cohort, CohortMembership, Criterion, ImportBatch, Label, LabelHistory, Project, Response,
@@ -72,6 +73,18 @@ class CohortAdmin(admin.ModelAdmin):
     list_filter = ["project"]
     search_fields = ["name"]
     inlines = [MembershipInline]
+    actions = ["assign_round_robin"]
+
+    @admin.action(description="Assign every response to the selected cohorts' annotators (balanced, project overlap)")
+    def assign_round_robin(self, request, queryset):
+        from .assignments import assignments_create
+
+        for cohort in queryset.select_related("project"):
+            try:
+                created = assignments_create(cohort=cohort)
+                self.message_user(request, f"{cohort}: {len(created)} assignments created.")
+            except ValidationError as exc:
+                self.message_user(request, f"{cohort}: {'; '.join(exc.messages)}", level=messages.ERROR)
 
 
 @admin.register(CohortMembership)
@@ -89,6 +102,20 @@ class AssignmentAdmin(admin.ModelAdmin):
     search_fields = ["response__external_id", "annotator__username"]
     list_select_related = ["response", "annotator", "cohort__project"]
     raw_id_fields = ["response"]
+    actions = ["reopen"]
+
+    @admin.action(description="Reopen the selected submitted or checked assignments")
+    def reopen(self, request, queryset):
+        from .assignments import assignment_reopen
+
+        done = 0
+        for assignment in queryset:
+            try:
+                assignment_reopen(assignment=assignment, by=request.user)
+                done += 1
+            except ValidationError:
+                pass
+        self.message_user(request, f"{done} assignments reopened.")
 
 
 class LabelHistoryInline(ReadOnlyMixin, admin.TabularInline):

@@ -1,4 +1,5 @@
-"""Writes of the annotation app: recording labels with their history.
+"""Writes of the annotation app: recording labels with their history, from imports, the
+labeling page (``label_record``) and the checker review (``checker_label_record``).
 
 Every change of a label (creation, edit, checker override, re-import) appends one
 ``LabelHistory`` row with who, when, the old and the new state, inside the same transaction
@@ -6,9 +7,16 @@ as the change, so no change can be stored without its history.
 """
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from .decisions import DecisionError, decision_validate
+from .markdown import quote_in_response
 from .models import Assignment, Cohort, Criterion, Label, LabelHistory, Response
+from .selectors import (
+    assignment_get_for_annotator, assignment_get_for_checker, criteria_for_response, criterion_get_for_assignment,
+)
+
+_READ = object()  # label_save(locked_label=...) default: read and lock the label itself
 
 
 def label_state(label: Label) -> dict:
@@ -41,12 +49,15 @@ def label_save(
     expected_revision: int | None = None,
     action: str = "set",
     note: str = "",
+    locked_label: Label | None = _READ,  # type: ignore[assignment]
 ) -> Label:
     """Create or change the label of ``annotator`` for (response, criterion) and log it.
 
     ``rationale`` / ``evidence`` left as None keep their stored value. With
     ``expected_revision`` the change is refused (ValidationError) when somebody else changed
     the label since that revision, instead of silently overwriting their work.
+    ``locked_label`` is for callers that already hold that label row (or None: no label yet)
+    under ``select_for_update`` in the enclosing transaction; it saves reading it twice.
     """
     try:
         decision = decision_validate(
@@ -57,11 +68,16 @@ def label_save(
     if criterion.case_id is not None and criterion.case_id != response.case_id:
         raise ValidationError({"criterion": f"criterion {criterion.external_id!r} belongs to another case"})
 
-    label = (
-        Label.objects.select_for_update()
-        .filter(response=response, criterion=criterion, annotator=annotator)
-        .first()
-    )
+    # order_by("pk"): the model's default ordering joins criterion -> case (nullable), and
+    # PostgreSQL refuses FOR UPDATE on the nullable side of an outer join.
+    label = locked_label
+    if label is _READ:
+        label = (
+            Label.objects.select_for_update()
+            .filter(response=response, criterion=criterion, annotator=annotator)
+            .order_by("pk")
+            .first()
+        )
     if label is None:
         label = Label(
             project_id=response.project_id,
@@ -95,3 +111,174 @@ def label_save(
     label.save()
     LabelHistory.objects.create(label=label, changed_by=changed_by, action=action, old=old, new=new, note=note)
     return label
+
+
+# --- Labeling from the annotator workspace and the checker review -------------------------
+
+
+class LabelConflict(ValidationError):
+    """The label changed since the revision the client saw (another tab or a retry race)."""
+
+    def __init__(self, label: Label | None):
+        revision = label.revision if label else 0
+        super().__init__(
+            {"revision": f"changed in another tab or window (now revision {revision}); your click was not applied"},
+            code="conflict",
+        )
+        self.label = label
+
+
+def _label_would_be(label: Label, decision, rationale: str | None, evidence: list[str]) -> bool:
+    return (
+        (label.verdict, label.option_label, label.value) == (decision.verdict, decision.option_label, decision.value)
+        and (rationale is None or rationale == label.rationale)
+        and list(label.evidence or []) == evidence
+    )
+
+
+@transaction.atomic
+def label_record(
+    *,
+    assignment_id: int,
+    criterion_id: int,
+    user,
+    verdict: str | None = None,
+    option_label: str | None = None,
+    value: float | None = None,
+    rationale: str | None = None,
+    evidence_add: str | None = None,
+    evidence_remove: str | None = None,
+    expected_revision: int | None = None,
+) -> tuple[Assignment, Criterion, Label]:
+    """One save from the labeling page: a decision, a rationale, or one evidence quote added/removed.
+
+    The assignment row is locked for the duration, so two tabs of the same annotator are
+    serialized; ``expected_revision`` (0 = "no label yet") refuses a stale change with
+    ``LabelConflict`` instead of overwriting, except that repeating a change that is already
+    stored (a retry whose first attempt did arrive) succeeds without a new revision.
+    """
+    assignment = assignment_get_for_annotator(
+        assignment_id=assignment_id, user=user, for_update=True, related=("cohort", "response")
+    )
+    if assignment.status not in (Assignment.OPEN, Assignment.IN_PROGRESS):
+        raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
+    criterion = criterion_get_for_assignment(assignment=assignment, criterion_id=criterion_id)
+    response = assignment.response
+    label = (
+        Label.objects.select_for_update().filter(response=response, criterion=criterion, annotator=user).order_by("pk").first()
+    )
+
+    if verdict is None and option_label is None and value is None:
+        if label is None:
+            raise ValidationError({"verdict": "choose a decision first, then add a rationale or evidence"})
+        verdict, option_label = label.verdict, label.option_label
+        value = label.value if label.option_label is None and label.verdict is None else None
+    try:
+        decision = decision_validate(
+            kind=criterion.kind, options=criterion.options, verdict=verdict, option_label=option_label, value=value
+        )
+    except DecisionError as exc:
+        raise ValidationError({exc.field: exc.message}) from exc
+
+    evidence = list(label.evidence or []) if label else []
+    if evidence_add is not None:
+        quote = evidence_add.strip()
+        if len(quote) > 2000:
+            raise ValidationError({"quote": "a quote can be at most 2,000 characters"})
+        if not quote_in_response(quote=quote, text=response.text):
+            raise ValidationError({"quote": "the quote is not part of the response text"})
+        if quote not in evidence:
+            evidence.append(quote)
+    if evidence_remove is not None and evidence_remove in evidence:
+        evidence.remove(evidence_remove)
+
+    current_revision = label.revision if label else 0
+    if expected_revision is not None and expected_revision != current_revision:
+        if label is not None and _label_would_be(label, decision, rationale, evidence):
+            return assignment, criterion, label
+        raise LabelConflict(label)
+    label = label_save(
+        response=response, criterion=criterion, cohort=assignment.cohort, annotator=user, changed_by=user,
+        role="annotator", verdict=decision.verdict, option_label=decision.option_label,
+        value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
+        assignment=assignment, action="annotate", locked_label=label,
+    )
+    if assignment.status == Assignment.OPEN:
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.IN_PROGRESS)
+        assignment.status = Assignment.IN_PROGRESS
+    return assignment, criterion, label
+
+
+def _checker_save(*, assignment, criterion, checker, source: Label, action: str, note: str, **decision) -> Label:
+    summary = source.verdict or source.option_label or source.value
+    return label_save(
+        response=assignment.response, criterion=criterion, cohort=assignment.cohort, annotator=checker,
+        changed_by=checker, role="checker", rationale=note or source.rationale, evidence=list(source.evidence or []),
+        assignment=assignment, action=action,
+        note=f"{note}{' — ' if note else ''}annotator {assignment.annotator.username}: {summary}",
+        **decision,
+    )
+
+
+@transaction.atomic
+def checker_label_record(
+    *, assignment_id: int, criterion_id: int, user, confirm: bool, verdict: str | None = None,
+    option_label: str | None = None, note: str = "",
+) -> tuple[Assignment, Criterion, Label]:
+    """A checker confirms the annotator's decision on one criterion or overrides it with a note.
+
+    The result is a label of the checker with role "checker" — the cohort's label (SPEC §2) —
+    and every change to it, overrides included, is in its history.
+    """
+    assignment = assignment_get_for_checker(assignment_id=assignment_id, user=user, for_update=True)
+    if assignment.status != Assignment.SUBMITTED:
+        raise ValidationError({"assignment": "this assignment is already checked; reopen it to change it"})
+    criterion = criterion_get_for_assignment(assignment=assignment, criterion_id=criterion_id)
+    source = Label.objects.filter(
+        response_id=assignment.response_id, criterion=criterion, annotator_id=assignment.annotator_id
+    ).first()
+    if source is None:
+        raise ValidationError({"criterion": "the annotator has no label for this criterion"})
+    note = (note or "").strip()
+    if confirm:
+        decision = {"verdict": source.verdict, "option_label": source.option_label,
+                    "value": source.value if source.option_label is None and source.verdict is None else None}
+        label = _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
+                              action="confirm", note=note, **decision)
+    else:
+        if not note:
+            raise ValidationError({"note": "an override needs a note saying why"})
+        if verdict is None and option_label is None:
+            raise ValidationError({"verdict": "choose the decision that replaces the annotator's"})
+        label = _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
+                              action="override", note=note, verdict=verdict, option_label=option_label)
+    return assignment, criterion, label
+
+
+@transaction.atomic
+def assignment_check_complete(*, assignment_id: int, user) -> Assignment:
+    """Confirm every criterion the checker has not yet decided, then mark the assignment checked."""
+    assignment = assignment_get_for_checker(assignment_id=assignment_id, user=user, for_update=True)
+    if assignment.status != Assignment.SUBMITTED:
+        raise ValidationError({"assignment": "this assignment is already checked"})
+    checked = set(
+        Label.objects.filter(response_id=assignment.response_id, cohort_id=assignment.cohort_id, role="checker")
+        .values_list("criterion_id", flat=True)
+    )
+    sources = {
+        label.criterion_id: label
+        for label in Label.objects.filter(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
+    }
+    for criterion in criteria_for_response(response=assignment.response):
+        if criterion.pk in checked or criterion.pk not in sources:
+            continue
+        source = sources[criterion.pk]
+        decision = {"verdict": source.verdict, "option_label": source.option_label,
+                    "value": source.value if source.option_label is None and source.verdict is None else None}
+        _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
+                      action="confirm", note="", **decision)
+    assignment.status = Assignment.CHECKED
+    assignment.checked_at = timezone.now()
+    assignment.checked_by = user
+    assignment.save(update_fields=["status", "checked_at", "checked_by"])
+    return assignment

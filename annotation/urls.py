@@ -1,8 +1,27 @@
-"""URLs of the annotation pages."""
+"""URLs of the annotation pages and of the annotator API. Only ids appear in them, never a
+response's source model or external id, so nothing in a URL can unblind a project."""
 from django.urls import path
 
-from . import views
+from . import apis, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("work/next/", views.next_item, name="next-item"),
+    path("work/<int:assignment_id>/", views.label_page, name="label-page"),
+    path("work/<int:assignment_id>/criteria/<int:criterion_id>/", views.label_save, name="label-save"),
+    path("work/<int:assignment_id>/submit/", views.label_submit, name="label-submit"),
+    path("work/<int:assignment_id>/time/", views.label_time, name="label-time"),
+    path("review/<slug:slug>/", views.review_queue, name="review-queue"),
+    path("review/assignments/<int:assignment_id>/", views.review_page, name="review-page"),
+    path("review/assignments/<int:assignment_id>/criteria/<int:criterion_id>/", views.review_save, name="review-save"),
+    path("review/assignments/<int:assignment_id>/complete/", views.review_complete, name="review-complete"),
+    path("review/assignments/<int:assignment_id>/reopen/", views.review_reopen, name="review-reopen"),
+    path("projects/<slug:slug>/assignments/", views.project_assignments, name="project-assignments"),
+    path("projects/<slug:slug>/assignments/assign/", views.project_assign_view, name="project-assign"),
+    path("projects/<slug:slug>/assignments/<int:assignment_id>/reassign/", views.project_reassign, name="project-reassign"),
+    path("projects/<slug:slug>/assignments/<int:assignment_id>/reopen/", views.project_reopen, name="project-reopen"),
+    path("api/assignments/", apis.AssignmentListApi.as_view(), name="api-assignments"),
+    path("api/assignments/<int:assignment_id>/", apis.AssignmentDetailApi.as_view(), name="api-assignment"),
+    path("api/assignments/<int:assignment_id>/submit/", apis.AssignmentSubmitApi.as_view(), name="api-assignment-submit"),
+    path("api/labels/", apis.LabelSaveApi.as_view(), name="api-labels"),
 ]

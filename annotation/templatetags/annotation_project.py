@@ -1,10 +1,37 @@
-"""Inclusion tag for the project page: the annotation assignments section (issue 4)."""
+"""Template tags of the annotation app: the assignments section of the project page (issue 4)
+and the ``markdown`` filter that renders untrusted text as sanitized HTML."""
 from django import template
-from django.utils.html import format_html
+from django.template.loader import render_to_string
+
+from annotation.assignments import METHODS
+from annotation.forms import AssignForm
+from annotation.markdown import markdown_render
+from annotation.selectors import project_assignment_summary
 
 register = template.Library()
 
 
-@register.simple_tag
-def project_assignments(project):
-    return format_html("")
+@register.filter(name="markdown")
+def markdown_filter(text):
+    return markdown_render(text or "")
+
+
+@register.simple_tag(takes_context=True)
+def project_assignments(context, project):
+    """Per cohort: members, assignments by status, the assign form and links (researchers only)."""
+    request = context.get("request")
+    if request is None or not request.user.is_staff:
+        return ""
+    return render_to_string(
+        "annotation/_project_section.html",
+        {"project": project, "summary": project_assignment_summary(project=project),
+         "form": AssignForm(project=project), "methods": METHODS},
+        request=request,
+    )
+
+
+@register.filter(name="decision_text")
+def decision_text(label):
+    from annotation.selectors import decision_display
+
+    return decision_display(label)

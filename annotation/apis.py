@@ -1,0 +1,118 @@
+"""The annotator's REST API: their own assignments, one assignment's case and rubric, saving a
+label and submitting. It goes through the same fetch-and-authorize selectors and services as the
+pages, so independence and blinding hold here too: another user's assignment is a 404, labels
+are only the caller's own, and in a blind project no field carries the source model.
+"""
+from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from . import selectors
+from .assignments import assignment_submit
+from .decisions import VERDICTS
+from .markdown import markdown_render
+from .services import LabelConflict, label_record
+
+
+def _errors(exc: ValidationError) -> dict:
+    return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
+
+
+class AssignmentListApi(APIView):
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField(source="pk")
+        project = serializers.CharField(source="project.slug")
+        case = serializers.CharField(source="response.case.external_id")
+        status = serializers.CharField()
+        position = serializers.IntegerField()
+        decided = serializers.IntegerField()
+
+    @extend_schema(responses=OutputSerializer(many=True))
+    def get(self, request):
+        queryset = selectors.assignments_for_annotator(user=request.user)
+        return ApiResponse(self.OutputSerializer(queryset, many=True).data)
+
+
+class LabelOutputSerializer(serializers.Serializer):
+    criterion = serializers.IntegerField(source="criterion_id")
+    verdict = serializers.CharField(allow_null=True)
+    option = serializers.CharField(source="option_label", allow_null=True)
+    value = serializers.FloatField(allow_null=True)
+    rationale = serializers.CharField()
+    evidence = serializers.ListField(child=serializers.CharField())
+    revision = serializers.IntegerField()
+
+
+class AssignmentDetailApi(APIView):
+    class CriterionSerializer(serializers.Serializer):
+        id = serializers.IntegerField(source="pk")
+        criterion_id = serializers.CharField(source="external_id")
+        text = serializers.CharField()
+        kind = serializers.CharField()
+        options = serializers.SerializerMethodField()
+
+        def get_options(self, criterion):
+            return [{"label": o["label"], "value": o["value"], "na": o.get("na", False)} for o in criterion.options]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request, assignment_id: int):
+        assignment = selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+        data = selectors.labeling_page_data(assignment=assignment)
+        case, project, response = data["case"], data["project"], assignment.response
+        body = {
+            "id": assignment.pk, "project": project.slug, "status": assignment.status,
+            "case": {"case_id": case.external_id, "prompt": case.prompt, "messages": case.messages,
+                     "reference_answer": case.reference_answer if project.show_reference_answer else None},
+            "response": {"text": response.text, "html": str(markdown_render(response.text))},
+            "criteria": self.CriterionSerializer([row.criterion for row in data["rows"]], many=True).data,
+            "labels": LabelOutputSerializer([row.label for row in data["rows"] if row.label], many=True).data,
+            "decided": data["decided"], "total": data["total"],
+        }
+        if not project.blind:
+            body["response"]["model"] = response.model
+        return ApiResponse(body)
+
+
+class LabelSaveApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        assignment = serializers.IntegerField()
+        criterion = serializers.IntegerField()
+        verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
+        option = serializers.CharField(max_length=200, required=False, allow_null=True)
+        rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
+        evidence_add = serializers.CharField(max_length=2000, required=False)
+        evidence_remove = serializers.CharField(max_length=2000, required=False)
+        revision = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+    @extend_schema(request=InputSerializer, responses={200: LabelOutputSerializer, 400: OpenApiTypes.OBJECT,
+                                                       404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            _, _, label = label_record(
+                assignment_id=data["assignment"], criterion_id=data["criterion"], user=request.user,
+                verdict=data.get("verdict"), option_label=data.get("option"), rationale=data.get("rationale"),
+                evidence_add=data.get("evidence_add"), evidence_remove=data.get("evidence_remove"),
+                expected_revision=data.get("revision"),
+            )
+        except LabelConflict as exc:
+            return ApiResponse(_errors(exc), status=status.HTTP_409_CONFLICT)
+        except ValidationError as exc:
+            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+        return ApiResponse(LabelOutputSerializer(label).data, status=status.HTTP_200_OK)
+
+
+class AssignmentSubmitApi(APIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    def post(self, request, assignment_id: int):
+        assignment = selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+        try:
+            assignment = assignment_submit(assignment=assignment, user=request.user)
+        except ValidationError as exc:
+            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+        return ApiResponse({"id": assignment.pk, "status": assignment.status})

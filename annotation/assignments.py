@@ -1,0 +1,180 @@
+"""Writes about assignments: who labels which response, and the assignment's life cycle.
+
+``assignments_create`` gives each response ``overlap`` distinct annotators of one cohort, by
+balanced round-robin (least-loaded annotator first, ties in a rotating order) or at random with
+a seed. The overlap and "never the same item twice to one annotator" are enforced here, under a
+lock on the cohort row and by the (response, annotator) unique constraint, never only in a form.
+
+Life cycle: open → in progress (first saved label) → submitted (annotator, every criterion
+decided) → checked (checker). A checker or a researcher may reopen a submitted or checked
+assignment; only then can the annotator change it again.
+"""
+import random
+from collections import Counter, defaultdict
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import F, Max
+from django.utils import timezone
+
+from .models import Assignment, Cohort, CohortMembership, Label, Project, Response
+from .selectors import criteria_for_response
+
+ROUND_ROBIN, RANDOM = "round_robin", "random"
+METHODS = [(ROUND_ROBIN, "balanced round-robin"), (RANDOM, "random (seeded)")]
+# One heartbeat can add at most this much active time, so a stuck or forged client cannot
+# inflate the figure; the page reports every 30 seconds.
+MAX_SECONDS_PER_REPORT = 120.0
+
+
+@transaction.atomic
+def assignments_create(
+    *, cohort: Cohort, overlap: int | None = None, method: str = ROUND_ROBIN, seed: int | None = None,
+    responses: list[Response] | None = None,
+) -> list[Assignment]:
+    """Top every response up to ``overlap`` annotators of ``cohort``; returns the new assignments.
+
+    Responses that already have enough annotators in the cohort are left alone, so running it
+    again (e.g. after adding responses) only fills the gaps.
+    """
+    list(Cohort.objects.select_for_update().filter(pk=cohort.pk).order_by().values_list("pk", flat=True))  # serializes concurrent runs
+    project = cohort.project
+    overlap = project.overlap if overlap is None else overlap
+    if method not in dict(METHODS):
+        raise ValidationError({"method": f"unknown method {method!r}"})
+    annotators = list(
+        CohortMembership.objects.filter(cohort=cohort, role=CohortMembership.ANNOTATOR)
+        .order_by("user__username")
+        .values_list("user_id", flat=True)
+    )
+    if overlap < 1:
+        raise ValidationError({"overlap": "overlap must be at least 1"})
+    if overlap > len(annotators):
+        raise ValidationError(
+            {"overlap": f"overlap {overlap} needs at least {overlap} annotators; cohort {cohort.name} has {len(annotators)}"}
+        )
+    if responses is None:
+        responses = list(Response.objects.filter(project=project).order_by("position", "id"))
+    existing = defaultdict(set)
+    load = Counter({user_id: 0 for user_id in annotators})
+    for response_id, user_id in Assignment.objects.filter(cohort=cohort).values_list("response_id", "annotator_id"):
+        existing[response_id].add(user_id)
+        if user_id in load:
+            load[user_id] += 1
+    next_position = Counter({user_id: 0 for user_id in annotators})
+    for user_id, last in (
+        Assignment.objects.filter(project=project, annotator_id__in=annotators)
+        .values_list("annotator_id")
+        .annotate(last=Max("position"))
+    ):
+        next_position[user_id] = last + 1
+    rng = random.Random(seed)
+    rotation = 0
+    created = []
+    for response in responses:
+        taken = existing[response.pk]
+        missing = overlap - len(taken)
+        if missing <= 0:
+            continue
+        eligible = [u for u in annotators if u not in taken]
+        if method == RANDOM:
+            chosen = rng.sample(eligible, missing)
+        else:
+            order = {u: (i - rotation) % len(annotators) for i, u in enumerate(annotators)}
+            chosen = sorted(eligible, key=lambda u: (load[u], order[u]))[:missing]
+            rotation += missing
+        for user_id in chosen:
+            created.append(
+                Assignment(project=project, cohort=cohort, response=response, annotator_id=user_id,
+                           position=next_position[user_id])
+            )
+            next_position[user_id] += 1
+            load[user_id] += 1
+            taken.add(user_id)
+    Assignment.objects.bulk_create(created, batch_size=1000)
+    return created
+
+
+@transaction.atomic
+def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
+    """Give an untouched assignment to another annotator of the same cohort."""
+    if not by.is_staff:
+        raise PermissionDenied("Only researchers reassign work")
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status != Assignment.OPEN or Label.objects.filter(
+        response_id=assignment.response_id, annotator_id=assignment.annotator_id
+    ).exists():
+        raise ValidationError({"assignment": "only an open assignment without saved labels can be reassigned"})
+    if not CohortMembership.objects.filter(
+        cohort_id=assignment.cohort_id, user_id=annotator.pk, role=CohortMembership.ANNOTATOR
+    ).exists():
+        raise ValidationError({"annotator": f"{annotator} is not an annotator of cohort {assignment.cohort.name}"})
+    if Assignment.objects.filter(response_id=assignment.response_id, annotator_id=annotator.pk).exists():
+        raise ValidationError({"annotator": f"{annotator} already has this item"})
+    last = Assignment.objects.filter(project_id=assignment.project_id, annotator_id=annotator.pk).order_by("-position").first()
+    assignment.annotator_id = annotator.pk
+    assignment.position = (last.position + 1) if last else 0
+    assignment.save(update_fields=["annotator", "position"])
+    return assignment
+
+
+@transaction.atomic
+def assignment_submit(*, assignment: Assignment, user) -> Assignment:
+    """Hand the assignment in; refused until every criterion of the rubric has a decision."""
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("response").get(pk=assignment.pk)
+    if assignment.annotator_id != user.pk:
+        raise PermissionDenied("Not your assignment")
+    if assignment.status not in (Assignment.OPEN, Assignment.IN_PROGRESS):
+        raise ValidationError({"assignment": "this assignment is already submitted"})
+    criteria = {c.pk for c in criteria_for_response(response=assignment.response)}
+    decided = set(
+        Label.objects.filter(response_id=assignment.response_id, annotator_id=user.pk, criterion_id__in=criteria)
+        .values_list("criterion_id", flat=True)
+    )
+    if criteria - decided:
+        raise ValidationError({"assignment": f"{len(criteria - decided)} of {len(criteria)} criteria still undecided"})
+    assignment.status = Assignment.SUBMITTED
+    assignment.submitted_at = timezone.now()
+    assignment.save(update_fields=["status", "submitted_at"])
+    return assignment
+
+
+def user_may_reopen(*, assignment: Assignment, user) -> bool:
+    return user.is_staff or CohortMembership.objects.filter(
+        cohort_id=assignment.cohort_id, user_id=user.pk, role=CohortMembership.CHECKER
+    ).exists()
+
+
+@transaction.atomic
+def assignment_reopen(*, assignment: Assignment, by) -> Assignment:
+    """Make a submitted or checked assignment editable by its annotator again."""
+    if not user_may_reopen(assignment=assignment, user=by):
+        raise PermissionDenied("Only a checker of the cohort or a researcher can reopen")
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status not in (Assignment.SUBMITTED, Assignment.CHECKED):
+        raise ValidationError({"assignment": "only a submitted or checked assignment can be reopened"})
+    assignment.status = Assignment.IN_PROGRESS
+    assignment.save(update_fields=["status"])
+    return assignment
+
+
+def assignment_time_add(*, assignment: Assignment, seconds: float) -> None:
+    """Add reported active (visible, in-use) time, atomically and capped per report."""
+    seconds = max(0.0, min(float(seconds), MAX_SECONDS_PER_REPORT))
+    if seconds:
+        Assignment.objects.filter(pk=assignment.pk).update(active_seconds=F("active_seconds") + seconds)
+
+
+def assignment_mark_started(*, assignment: Assignment) -> None:
+    if assignment.status == Assignment.OPEN:
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.OPEN).update(status=Assignment.IN_PROGRESS)
+        assignment.status = Assignment.IN_PROGRESS
+
+
+def project_assign(*, project: Project, cohort_id: int, overlap: int, method: str, seed: int | None, by):
+    if not by.is_staff:
+        raise PermissionDenied("Only researchers assign work")
+    cohort = Cohort.objects.filter(project=project, pk=cohort_id).select_related("project").first()
+    if cohort is None:
+        raise ValidationError({"cohort": "no such cohort in this project"})
+    return assignments_create(cohort=cohort, overlap=overlap, method=method, seed=seed)

@@ -1,0 +1,70 @@
+"""Forms that turn request input into clean values (or a clear 400) before a service sees it."""
+from django import forms
+
+from .assignments import METHODS, ROUND_ROBIN
+from .decisions import VERDICTS
+
+MAX_RATIONALE = 5000
+
+
+class LabelSaveForm(forms.Form):
+    """One save from a criterion row: a decision and/or the rationale and/or one evidence change."""
+
+    revision = forms.IntegerField(min_value=0, required=False)
+    verdict = forms.ChoiceField(choices=[(v, v) for v in VERDICTS], required=False)
+    option = forms.CharField(max_length=200, required=False)
+    rationale = forms.CharField(max_length=MAX_RATIONALE, required=False, strip=False)
+    evidence_add = forms.CharField(max_length=2000, required=False, strip=False)
+    evidence_remove = forms.CharField(max_length=2000, required=False, strip=False)
+
+    def service_kwargs(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "verdict": data["verdict"] or None,
+            "option_label": data["option"] or None,
+            # A row that posts no rationale field leaves the stored one alone.
+            "rationale": data["rationale"] if "rationale" in self.data else None,
+            "evidence_add": data["evidence_add"] or None,
+            "evidence_remove": data["evidence_remove"] or None,
+            "expected_revision": data["revision"],
+        }
+
+
+class ReviewForm(forms.Form):
+    """A checker's decision on one criterion: confirm, or override with a decision and a note."""
+
+    action = forms.ChoiceField(choices=[("confirm", "confirm"), ("override", "override")])
+    choice = forms.CharField(max_length=220, required=False, help_text='"verdict:met" or "option:<label>"')
+    note = forms.CharField(max_length=MAX_RATIONALE, required=False)
+
+    def clean_choice(self) -> dict:
+        """One radio group for every decision, so a checker can never send two at once."""
+        raw = self.cleaned_data["choice"]
+        if not raw:
+            return {}
+        kind, _, value = raw.partition(":")
+        if kind == "verdict" and value in VERDICTS:
+            return {"verdict": value}
+        if kind == "option" and value:
+            return {"option_label": value}
+        raise forms.ValidationError("choose one of the offered decisions")
+
+
+class AssignForm(forms.Form):
+    cohort = forms.TypedChoiceField(coerce=int, choices=[])
+    overlap = forms.IntegerField(min_value=1, max_value=50)
+    method = forms.ChoiceField(choices=METHODS, initial=ROUND_ROBIN)
+    seed = forms.IntegerField(required=False, help_text="Only for random assignment; the same seed gives the same draw.")
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["cohort"].choices = [(c.pk, c.name) for c in project.cohorts.all()]
+        self.fields["overlap"].initial = project.overlap
+
+
+class ReassignForm(forms.Form):
+    username = forms.CharField(max_length=150)
+
+
+class TimeReportForm(forms.Form):
+    seconds = forms.FloatField(min_value=0, max_value=3600)

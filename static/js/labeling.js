@@ -1,0 +1,345 @@
+/* evalsite labeling page.
+ *
+ * Every click is saved at once through htmx (htmx.ajax posting the criterion row's form and
+ * swapping in the server-rendered row partial). Saves go through one page-wide queue, so they
+ * reach the server in click order, each with the revision the previous one returned; a save
+ * that fails (network error, timeout, 5xx, expired session) stays first in the queue, is shown
+ * on its row and is retried with backoff until the server has it: nothing is dropped silently.
+ * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, Enter, ?), evidence quotes taken
+ * from the selected response text, and active-time reporting (time with the tab visible and in
+ * use, not wall time).
+ */
+(function () {
+  "use strict";
+  const page = document.getElementById("label-page");
+  if (!page || typeof htmx === "undefined") return;
+  const readOnly = page.dataset.readOnly === "true";
+  const responseBody = document.getElementById("response-body");
+  const queue = [];  // one page-wide queue: saves reach the server in click order, one at a time
+  let running = false;
+  let retryNow = null;
+  const failed = new WeakMap();  // row form -> why its last request failed
+  const debounce = new Map();
+  let focusedId = null;
+  let quote = "";
+
+  htmx.config.timeout = 15000;
+  document.body.addEventListener("htmx:responseError", (e) => {
+    const status = e.detail.xhr.status;
+    failed.set(e.detail.elt, status === 403 ? "not allowed — are you still logged in?" : "server error " + status);
+  });
+  // An expired session answers with a redirect to the login page: never swap that into a row.
+  document.body.addEventListener("htmx:beforeSwap", (e) => {
+    if ((e.detail.xhr.responseURL || "").indexOf("/accounts/login/") >= 0) {
+      e.detail.shouldSwap = false;
+      failed.set(e.detail.elt, "logged out — log in again (another tab is fine) and it is sent again");
+    }
+  });
+  // The CSRF cookie changes when the user logs in again: always send the current one.
+  // (Django reads a form's csrfmiddlewaretoken before the header, so drop the rendered one.)
+  document.body.addEventListener("htmx:configRequest", (e) => {
+    const token = cookie("csrftoken");
+    if (!token) return;
+    e.detail.headers["X-CSRFToken"] = token;
+    delete e.detail.parameters.csrfmiddlewaretoken;
+  });
+
+  const rows = () => Array.from(document.querySelectorAll("#rubric form.crit"));
+  function cookie(name) {
+    const found = document.cookie.split("; ").find((part) => part.startsWith(name + "="));
+    return found ? decodeURIComponent(found.slice(name.length + 1)) : "";
+  }
+  const csrf = () => cookie("csrftoken") || JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
+
+  function pendingCount() {
+    return debounce.size + queue.length;
+  }
+
+  function updatePending() {
+    const el = document.getElementById("pending-saves");
+    const n = pendingCount();
+    if (el) el.textContent = n ? "Saving " + n + "…" : "";
+    page.dataset.pending = String(n);
+  }
+
+  function setState(form, kind, text) {
+    const state = form && form.querySelector(".crit-state");
+    if (!state) return;
+    const revision = state.querySelector("input[name=revision]");
+    state.replaceChildren(revision);
+    const span = document.createElement("span");
+    span.className = kind;
+    span.textContent = text;
+    state.append(span);
+    if (kind === "failed") {
+      const again = document.createElement("button");
+      again.type = "button";
+      again.className = "link";
+      again.dataset.retry = form.id;
+      again.textContent = "Retry now";
+      state.append(" ", again);
+    }
+    form.classList.toggle("saving", kind === "saving");
+    form.classList.toggle("failed", kind === "failed");
+  }
+
+  function send(form, item) {
+    const target = item.part === "state" ? form.querySelector(".crit-state") : form;
+    const values = Object.assign({}, item.values);
+    if (item.part) values.part = item.part;
+    failed.delete(form);
+    let timer;
+    const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer")), 20000); });
+    const request = htmx.ajax("POST", form.getAttribute("action"), { source: form, target: target, swap: "outerHTML", values: values })
+      .then(() => {
+        if (failed.has(form)) {
+          const why = failed.get(form);
+          failed.delete(form);
+          throw new Error(why);
+        }
+      });
+    return Promise.race([request, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  function pause(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { retryNow = null; resolve(); }, ms);
+      retryNow = () => { clearTimeout(timer); retryNow = null; resolve(); };
+    });
+  }
+
+  async function pump() {
+    if (running || !queue.length) return;
+    running = true;
+    while (queue.length) {
+      const item = queue[0];
+      for (let attempt = 1; ; attempt++) {
+        const form = document.getElementById(item.rowId);
+        setState(form, "saving", attempt > 1 ? "Saving again…" : "Saving…");
+        try {
+          await send(form, item);
+          break;
+        } catch (err) {
+          const wait = Math.min(15000, 500 * 2 ** Math.min(attempt, 5));
+          setState(document.getElementById(item.rowId), "failed",
+            "Not saved (" + err.message + ") — retrying in " + Math.ceil(wait / 1000) + " s, attempt " + attempt);
+          await pause(wait);
+        }
+      }
+      queue.shift();
+      const saved = document.getElementById(item.rowId);
+      if (saved) saved.classList.remove("saving", "failed");
+      markFocused();
+      updatePending();
+    }
+    running = false;
+  }
+
+  function enqueue(rowId, values, part) {
+    if (readOnly || !rowId) return;
+    queue.push({ rowId: rowId, values: values, part: part });
+    updatePending();
+    pump();
+  }
+
+  function choose(form, button) {
+    form.querySelectorAll(".choices button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+    enqueue(form.id, { [button.name]: button.value });
+  }
+
+  /* --- focus and keyboard ------------------------------------------------------------ */
+  function markFocused() {
+    rows().forEach((r) => r.classList.toggle("focused", r.id === focusedId));
+    const target = document.getElementById("selection-target");
+    const row = focusedId && document.getElementById(focusedId);
+    if (target) target.textContent = row ? row.querySelector(".crit-num").textContent : "(click a criterion)";
+  }
+
+  function focusRow(id, scroll) {
+    focusedId = id;
+    markFocused();
+    const row = document.getElementById(id);
+    if (row && scroll) row.scrollIntoView({ block: "nearest" });
+  }
+
+  function move(delta) {
+    const all = rows();
+    if (!all.length) return;
+    const index = all.findIndex((r) => r.id === focusedId);
+    const next = index < 0 ? 0 : Math.max(0, Math.min(all.length - 1, index + delta));
+    focusRow(all[next].id, true);
+  }
+
+  const BINARY_KEYS = { "1": "met", y: "met", "2": "not_met", n: "not_met", "3": "cannot_assess", c: "cannot_assess" };
+
+  function chooseByKey(key) {
+    if (!focusedId) move(0);
+    const form = document.getElementById(focusedId);
+    if (!form) return false;
+    let button = null;
+    if (form.dataset.kind === "binary") {
+      if (BINARY_KEYS[key]) button = form.querySelector('.choices button[value="' + BINARY_KEYS[key] + '"]');
+    } else if (key === "c") {
+      button = form.querySelector('.choices button[value="cannot_assess"]');
+    } else {
+      button = Array.from(form.querySelectorAll(".choices button")).find((b) => b.dataset.key === key) || null;
+    }
+    if (!button || button.disabled) return false;
+    choose(form, button);
+    move(1);
+    return true;
+  }
+
+  function toggleHelp(show) {
+    const help = document.getElementById("help");
+    help.hidden = show === undefined ? !help.hidden : !show;
+  }
+
+  function trySubmit() {
+    const button = document.getElementById("submit-btn");
+    if (!button || button.disabled) return;
+    document.getElementById("submit-form").requestSubmit(button);
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t.matches && t.matches("textarea, input, select")) {
+      if (e.key === "Escape") { t.blur(); e.preventDefault(); }
+      return;
+    }
+    if ((e.key === "Enter" || e.key === " ") && t.matches && t.matches("button, a, summary")) return;
+    const help = document.getElementById("help");
+    if (e.key === "?") { toggleHelp(); e.preventDefault(); return; }
+    if (e.key === "Escape") { toggleHelp(false); return; }
+    if (!help.hidden) return;
+    switch (e.key) {
+      case "j": case "ArrowDown": move(1); break;
+      case "k": case "ArrowUp": move(-1); break;
+      case "e": {
+        if (!focusedId) move(0);
+        const area = document.querySelector("#" + focusedId + " textarea[data-rationale]");
+        if (!area || area.disabled) return;
+        area.focus();
+        break;
+      }
+      case "q": attach(focusedId); break;
+      case "Enter": trySubmit(); break;
+      default: if (readOnly || !chooseByKey(e.key)) return;
+    }
+    e.preventDefault();
+  });
+
+  document.addEventListener("click", (e) => {
+    const toggle = e.target.closest("[data-help-toggle]");
+    if (toggle) { toggleHelp(); return; }
+    const retry = e.target.closest("[data-retry]");
+    if (retry && retryNow) { retryNow(); return; }
+    const attachButton = e.target.closest("[data-attach]");
+    if (attachButton) { attach(attachButton.closest("form.crit").id); return; }
+    if (e.target.closest("[data-attach-focused]")) { attach(focusedId); return; }
+  });
+
+  document.addEventListener("mousedown", (e) => {
+    const row = e.target.closest && e.target.closest("#rubric form.crit");
+    if (row) focusRow(row.id, false);
+  });
+
+  document.addEventListener("submit", (e) => {
+    const form = e.target;
+    if (form.id === "submit-form") {
+      if (pendingCount()) { e.preventDefault(); updatePending(); return; }
+      form.querySelector("input[name=seconds]").value = takeActiveSeconds().toFixed(1);
+      if (cookie("csrftoken")) form.querySelector("input[name=csrfmiddlewaretoken]").value = cookie("csrftoken");
+      window.removeEventListener("beforeunload", warnUnsaved);
+      return;
+    }
+    if (!form.matches("#rubric form.crit")) return;
+    e.preventDefault();
+    const button = e.submitter;
+    if (!button || !button.name) return;
+    focusRow(form.id, false);
+    if (button.name === "evidence_remove") enqueue(form.id, { evidence_remove: button.value });
+    else choose(form, button);
+  });
+
+  /* rationale: saved a moment after typing stops, and when the field is left */
+  function saveRationale(area) {
+    const form = area.closest("form.crit");
+    clearTimeout(debounce.get(form.id));
+    debounce.delete(form.id);
+    enqueue(form.id, {}, "state");
+  }
+  document.addEventListener("input", (e) => {
+    if (!e.target.matches("textarea[data-rationale]")) return;
+    const form = e.target.closest("form.crit");
+    clearTimeout(debounce.get(form.id));
+    debounce.set(form.id, setTimeout(() => saveRationale(e.target), 800));
+    updatePending();
+  });
+  document.addEventListener("focusout", (e) => {
+    if (!e.target.matches || !e.target.matches("textarea[data-rationale]")) return;
+    const form = e.target.closest("form.crit");
+    if (debounce.has(form.id)) saveRationale(e.target);
+  });
+
+  /* evidence: the last text selected inside the response */
+  document.addEventListener("selectionchange", () => {
+    const selection = document.getSelection();
+    if (!selection || selection.isCollapsed || !responseBody) return;
+    if (!responseBody.contains(selection.anchorNode) || !responseBody.contains(selection.focusNode)) return;
+    const text = selection.toString().replace(/\s+/g, " ").trim();
+    if (!text) return;
+    quote = text;
+    document.getElementById("selection-text").textContent = text;
+    document.getElementById("selection-bar").hidden = readOnly;
+    markFocused();
+  });
+
+  function attach(rowId) {
+    const form = rowId && document.getElementById(rowId);
+    if (!form) return;
+    if (!quote) { setState(form, "error", "Select text in the response first, then attach it."); return; }
+    enqueue(rowId, { evidence_add: quote });
+    quote = "";
+    document.getElementById("selection-bar").hidden = true;
+  }
+
+  /* active time: visible, focused and touched within the last minute */
+  let activeMs = 0;
+  let lastTick = Date.now();
+  let lastInput = Date.now();
+  ["keydown", "mousedown", "mousemove", "wheel", "touchstart", "scroll"].forEach((name) =>
+    document.addEventListener(name, () => { lastInput = Date.now(); }, { passive: true }));
+  setInterval(() => {
+    const now = Date.now();
+    if (document.visibilityState === "visible" && document.hasFocus() && now - lastInput < 60000) {
+      activeMs += Math.min(now - lastTick, 2000);
+    }
+    lastTick = now;
+  }, 1000);
+  function takeActiveSeconds() {
+    const seconds = activeMs / 1000;
+    activeMs = 0;
+    return seconds;
+  }
+  function reportTime() {
+    if (readOnly || activeMs < 1000) return;
+    const body = new FormData();
+    body.append("csrfmiddlewaretoken", csrf());
+    body.append("seconds", takeActiveSeconds().toFixed(1));
+    navigator.sendBeacon(page.dataset.timeUrl, body);
+  }
+  setInterval(reportTime, 30000);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") reportTime(); });
+  window.addEventListener("pagehide", reportTime);
+
+  function warnUnsaved(e) {
+    if (pendingCount()) { e.preventDefault(); e.returnValue = ""; }
+  }
+  window.addEventListener("beforeunload", warnUnsaved);
+
+  const firstOpen = rows().find((r) => !r.classList.contains("decided")) || rows()[0];
+  if (firstOpen) focusRow(firstOpen.id, false);
+  updatePending();
+})();

@@ -1,0 +1,21 @@
+"""The Django admin's assignment actions: assign a cohort (balanced, project overlap) and reopen."""
+from annotation.models import Assignment
+
+
+def test_admin_assign_action_and_reopen_action(study, login_client):
+    from django.contrib.auth import get_user_model
+
+    admin_user = get_user_model().objects.create_superuser("boss", password="pw-12345")
+    client = login_client("boss")
+    Assignment.objects.filter(project=study.project).delete()
+    response = client.post("/admin/annotation/cohort/", {
+        "action": "assign_round_robin", "_selected_action": [c.pk for c in study.cohorts],
+    })
+    assert response.status_code == 302
+    assert Assignment.objects.filter(cohort=study.cohorts[0]).count() == 4
+    assert Assignment.objects.filter(cohort=study.cohorts[1]).count() == 4
+    Assignment.objects.filter(annotator__username="a1").update(status="submitted")
+    ids = list(Assignment.objects.filter(annotator__username="a1").values_list("pk", flat=True))
+    client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids})
+    assert set(Assignment.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"in_progress"}
+    assert admin_user.is_staff
