@@ -114,11 +114,12 @@ class JudgeRun(models.Model):
 class Judgment(models.Model):
     """One judge decision for (response, criterion, sample); writes are idempotent on that key."""
 
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments")
+    # The unique (judge, response, criterion, sample) constraint covers judge lookups.
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="judgments", db_index=False)
     run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="judgments")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="judgments")
-    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="judgments")
+    rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="judgments", db_index=False)
     sample = models.PositiveSmallIntegerField(default=0)
     condition = models.CharField(max_length=10, choices=Judge.CONDITIONS)
     verdict = models.CharField(max_length=14, choices=Label.VERDICTS, null=True, blank=True)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.decisions import DecisionError, decision_validate
@@ -69,6 +69,8 @@ class _Importer:
         self.reader = reader
         self.user = user
         self.now = timezone.now()
+        # Timestamps go to the bulk inserts already in database form, once, not per row.
+        self.stamp = self.now.isoformat() if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(self.now)
 
     # -- helpers ---------------------------------------------------------------------------
     def _lines(self, name: str):
@@ -379,20 +381,22 @@ class _Importer:
         changed: list[tuple[int, dict]] = []
         seen: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=False)
+        project_pk, batch_pk, stamp = self.project.pk, self.batch.pk, self.stamp
+        cohort_pks = {name: cohort.pk for name, cohort in self.cohorts.items()}
         required = ("response_id", "criterion_id", "cohort", "annotator")
         optional = ("role", "verdict", "option", "value", "rationale", "evidence", "time_spent_seconds")
         required_set, allowed_set = set(required), set(required) | set(optional)
 
         def rows():
-            for number, obj in self._lines("labels.jsonl"):
+            for number, obj in self.reader.iter_jsonl("labels.jsonl"):
                 try:
                     keys = obj.keys()
                     if not (required_set <= keys and keys <= allowed_set):
                         v.check_keys(obj, required=required, optional=optional)
                     response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
                     cohort_name = obj["cohort"]
-                    cohort = self.cohorts.get(cohort_name) if type(cohort_name) is str else None
-                    if cohort is None:
+                    cohort_pk = cohort_pks.get(cohort_name) if type(cohort_name) is str else None
+                    if cohort_pk is None:
                         v.string(obj, "cohort")
                         raise v.FieldError("cohort", f"unknown cohort {cohort_name!r} (declare it in project.json)")
                     username = obj["annotator"]
@@ -416,28 +420,28 @@ class _Importer:
                         user_pk = users[username] = User.objects.create_user(username=username).pk
                     member = members.get(user_pk)
                     if member is None:
-                        CohortMembership.objects.create(project=self.project, cohort=cohort, user_id=user_pk, role=role)
-                        members[user_pk] = (cohort.pk, role)
-                    elif member[0] != cohort.pk:
+                        CohortMembership.objects.create(project=self.project, cohort_id=cohort_pk, user_id=user_pk, role=role)
+                        members[user_pk] = (cohort_pk, role)
+                    elif member[0] != cohort_pk:
                         raise v.FieldError("cohort", f"annotator {username!r} already belongs to another cohort of this project")
                     elif role == CohortMembership.CHECKER and member[1] != role:
                         CohortMembership.objects.filter(project=self.project, user_id=user_pk).update(role=role)
-                        members[user_pk] = (cohort.pk, role)
+                        members[user_pk] = (cohort_pk, role)
                     key = (response_pk, criterion[0], user_pk)
                     if key in seen:
                         raise v.FieldError("annotator", f"duplicate label for ({obj['response_id']}, {obj['criterion_id']}, {username})")
                     seen.add(key)
                 except (v.FieldError, DecisionError) as exc:
-                    self._fail(exc)
+                    self._fail(exc, "labels.jsonl", number)
                 state = (decision.verdict, decision.option_label, decision.value, rationale, evidence, role)
                 if key in existing:
                     if existing[key][1:] != state:
                         changed.append((existing[key][0], obj, decision, rationale, evidence, role))
                     continue
                 yield (
-                    self.project.pk, response_pk, criterion[0], criterion[4], cohort.pk, user_pk, role, self.batch.pk,
+                    project_pk, response_pk, criterion[0], criterion[4], cohort_pk, user_pk, role, batch_pk,
                     decision.verdict, decision.option_label, decision.value, rationale,
-                    json.dumps(evidence) if evidence else "[]", seconds, 1, self.now, self.now,
+                    json.dumps(evidence) if evidence else "[]", seconds, 1, stamp, stamp,
                 )
 
         # Validate everything first: PostgreSQL's COPY holds the connection, so the users and
@@ -472,14 +476,15 @@ class _Importer:
         changed: list[tuple[int, object, bool, dict]] = []
         seen: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=True)
-        judges: dict[tuple, Judge] = {}
+        judges: dict[tuple, tuple[int, str]] = {}
+        stamp = self.stamp
         required = ("response_id", "criterion_id", "judge")
         optional = ("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
                     "evidence", "raw", "tokens_in", "tokens_out", "latency_ms")
         required_set, allowed_set = set(required), set(required) | set(optional)
 
         def rows():
-            for number, obj in self._lines("judgments.jsonl"):
+            for number, obj in self.reader.iter_jsonl("judgments.jsonl"):
                 try:
                     keys = obj.keys()
                     if not (required_set <= keys and keys <= allowed_set):
@@ -488,7 +493,8 @@ class _Importer:
                     judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
                     judge = judges.get(judge_key) if type(judge_key[0]) is str else None
                     if judge is None:
-                        judge = judges[judge_key] = self._judge_for(obj)
+                        found = self._judge_for(obj)
+                        judge = judges[judge_key] = (found.pk, found.condition, found.name)
                     sample = obj.get("sample", 0)
                     if type(sample) is not int or sample < 0:
                         sample = v.integer(obj, "sample", default=0)
@@ -502,22 +508,22 @@ class _Importer:
                     tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
                     tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
                     latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
-                    key = (judge.pk, response_pk, criterion[0], sample)
+                    key = (judge[0], response_pk, criterion[0], sample)
                     if key in seen:
-                        raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge.name}, sample {sample})")
+                        raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge[2]}, sample {sample})")
                     seen.add(key)
                 except (v.FieldError, DecisionError) as exc:
-                    self._fail(exc)
+                    self._fail(exc, "judgments.jsonl", number)
                 valid = not decision.is_empty
                 if key in existing:
                     if existing[key][1:] != (decision.verdict, decision.option_label, decision.value, valid):
                         changed.append((existing[key][0], decision, valid, {"explanation": explanation, "evidence": evidence, "raw": raw}))
                     continue
                 yield (
-                    judge.pk, response_pk, criterion[0], criterion[4], sample, judge.condition, decision.verdict,
+                    judge[0], response_pk, criterion[0], criterion[4], sample, judge[1], decision.verdict,
                     decision.option_label, decision.value, valid, False, explanation,
                     json.dumps(evidence) if evidence else "[]", raw,
-                    tokens_in, tokens_out, latency, 0, self.now,
+                    tokens_in, tokens_out, latency, 0, stamp,
                 )
 
         written = insert_rows(
