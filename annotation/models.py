@@ -212,14 +212,14 @@ class Label(models.Model):
     MET, NOT_MET, CANNOT_ASSESS = "met", "not_met", "cannot_assess"
     VERDICTS = [(MET, "met"), (NOT_MET, "not met"), (CANNOT_ASSESS, "cannot assess")]
 
-    # Indexes are kept to those queries need: the (project, cohort) index covers project,
-    # the unique (response, criterion, annotator) constraint covers response; every extra
-    # index costs a bulk import of 165,000 labels about a tenth of its time.
+    # Indexes are kept to those queries need: the (project, cohort) index covers project and
+    # cohort, the unique (response, criterion, annotator) constraint covers response; every
+    # extra index costs a bulk import of 165,000 labels about a tenth of its time.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="labels", db_index=False)
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="labels", db_index=False)
     criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="labels")
     rubric_version = models.ForeignKey(RubricVersion, on_delete=models.RESTRICT, related_name="labels", db_index=False)
-    cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="labels")
+    cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="labels", db_index=False)
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="labels")
     role = models.CharField(max_length=10, choices=CohortMembership.ROLES, default=CohortMembership.ANNOTATOR)
     assignment = models.ForeignKey(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels")

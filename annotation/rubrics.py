@@ -51,7 +51,10 @@ def criterion_spec(criterion: Criterion) -> dict:
 
 def rubric_hash(specs: Iterable[dict]) -> str:
     """sha256 of the canonical JSON of a rubric (a list of criterion specs, in order)."""
-    canonical = [criterion_canonical(s) for s in specs]
+    return _canonical_hash([criterion_canonical(s) for s in specs])
+
+
+def _canonical_hash(canonical: list[dict]) -> str:
     payload = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -79,7 +82,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     changed_scopes = []
     for case, specs in scopes:
         canonical = [criterion_canonical(s) for s in specs]
-        digest = rubric_hash(canonical)
+        digest = _canonical_hash(canonical)
         version = current.get(case.pk if case else None)
         if version is not None and version.content_hash == digest:
             results.append((version, False))
@@ -94,12 +97,9 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     stale.filter(case_id__in=[c for c in case_ids if c is not None]).update(is_current=False)
     if None in case_ids:
         stale.filter(case__isnull=True).update(is_current=False)
-    earlier = {
-        (v.case_id, v.content_hash): v
-        for v in RubricVersion.objects.filter(
-            project=project, content_hash__in=[d for *_, d in changed_scopes]
-        )
-    }
+    # Whole-project reads rather than ``__in`` lists: PostgreSQL gets those as arrays whose
+    # client-side escaping costs more than reading every row of a fresh project.
+    earlier = {(v.case_id, v.content_hash): v for v in RubricVersion.objects.filter(project=project)}
     new_versions = []
     for index, case, canonical, digest in changed_scopes:
         version = earlier.get((case.pk if case else None, digest))
@@ -113,8 +113,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     if revived:
         RubricVersion.objects.filter(pk__in=[v.pk for v in revived]).update(is_current=True)
 
-    all_ids = [spec["criterion_id"] for _, _, canonical, _ in changed_scopes for spec in canonical]
-    existing = {c.external_id: c for c in Criterion.objects.filter(project=project, external_id__in=all_ids)}
+    existing = {c.external_id: c for c in Criterion.objects.filter(project=project)}
     to_create, to_update = [], []
     for index, case, canonical, _ in changed_scopes:
         version = results[index][0]

@@ -60,3 +60,60 @@ def lock_key_share(table: str, where: str, params: Sequence) -> None:
         return  # SQLite serializes writers: nobody can delete while the import holds the lock
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(table)} WHERE {where} FOR KEY SHARE", params)
+
+
+class PendingInsert:
+    """An ``insert_rows`` running in a background thread on the *same* PostgreSQL connection
+    (psycopg 3 connections may be shared between threads), so that the server inserts one
+    file's rows while Python validates the next. The caller must not use the connection
+    until ``wait()`` returns; ``wait()`` re-raises the thread's error.
+    """
+
+    def __init__(self, table: str, columns: Sequence[str], rows: list[tuple], *, references_checked: bool):
+        import threading
+
+        self.count = 0
+        self.error: BaseException | None = None
+        if connection.vendor != "postgresql":  # SQLite connections stay in their thread
+            self.count = insert_rows(table, columns, rows, references_checked=references_checked)
+            self._thread = None
+            return
+        connection.ensure_connection()
+        raw = connection.connection
+        cols = ", ".join(connection.ops.quote_name(c) for c in columns)
+        sql = f"COPY {connection.ops.quote_name(table)} ({cols}) FROM STDIN"
+
+        def copy() -> None:
+            try:
+                with raw.cursor() as cursor:
+                    replica = references_checked and _raw_replica_role(cursor)
+                    with cursor.copy(sql) as stream:
+                        for row in rows:
+                            stream.write_row(row)
+                    if replica:
+                        cursor.execute("SET LOCAL session_replication_role = origin")
+                self.count = len(rows)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller in wait()
+                self.error = exc
+
+        self._thread = threading.Thread(target=copy, name=f"copy-{table}", daemon=True)
+        self._thread.start()
+
+    def wait(self) -> int:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self.error is not None:
+            raise self.error
+        return self.count
+
+
+def _raw_replica_role(cursor) -> bool:
+    cursor.execute("SAVEPOINT evalsite_replica")
+    try:
+        cursor.execute("SET LOCAL session_replication_role = replica")
+    except Exception:  # noqa: BLE001 - no privilege: keep the triggers
+        cursor.execute("ROLLBACK TO SAVEPOINT evalsite_replica")
+        return False
+    cursor.execute("RELEASE SAVEPOINT evalsite_replica")
+    return True

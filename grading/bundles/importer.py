@@ -23,7 +23,7 @@ from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge, Judgment
 from . import validate as v
 from .errors import BundleError
-from evalsite.fastinsert import insert_rows, lock_key_share
+from evalsite.fastinsert import PendingInsert, insert_rows, lock_key_share
 from .reader import BundleReader
 
 ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
@@ -125,8 +125,15 @@ class _Importer:
             cases_written, case_rubrics = self._cases()
             criteria_written = self._rubrics(rubric, case_rubrics)
             responses_written = self._responses()
-            labels_written = self._labels()
-            judgments_written = self._judgments()
+            self.lookups = self._lookups()
+            existing_judgments = self._existing_judgments()
+            label_copy, label_changes = self._labels()
+            try:
+                judgment_rows, judgment_changes = self._judgments(existing_judgments)
+            finally:
+                labels_written = label_copy.wait()  # never leave a COPY running on an error
+            labels_written += self._label_changes_apply(label_changes)
+            judgments_written = self._judgments_write(judgment_rows, judgment_changes)
             counts = {
                 "cases": cases_written, "criteria": criteria_written, "responses": responses_written,
                 "labels": labels_written, "judgments": judgments_written,
@@ -265,7 +272,7 @@ class _Importer:
         return len(new_cases), case_rubrics
 
     def _rubrics(self, rubric: list[dict], case_rubrics: list[tuple[str, list[dict]]]) -> int:
-        cases = {c.external_id: c for c in Case.objects.filter(project=self.project, external_id__in=[c for c, _ in case_rubrics])}
+        cases = {c.external_id: c for c in Case.objects.filter(project=self.project)}
         scopes: list = [(None, rubric)] if rubric else []
         scopes += [(cases[case_id], specs) for case_id, specs in case_rubrics]
         # A criterion id already used in another scope of this project is a duplicate too.
@@ -364,8 +371,8 @@ class _Importer:
             raise v.FieldError("criterion_id", f"criterion_id {criterion_id!r} is not in the rubric of response {response_id!r}'s case")
         return response_pk, criterion
 
-    def _labels(self) -> int:
-        responses, criteria, cases_with_own = self._lookups()
+    def _labels(self) -> tuple[PendingInsert, list]:
+        responses, criteria, cases_with_own = self.lookups
         User = get_user_model()
         users = dict(User.objects.values_list("username", "pk"))
         members = {
@@ -447,7 +454,9 @@ class _Importer:
         # Validate everything first: PostgreSQL's COPY holds the connection, so the users and
         # memberships created while validating must be written before it starts.
         label_rows = list(rows())
-        written = insert_rows(
+        # Validation is done and the users and memberships it needed exist: the server can
+        # now insert the labels while Python validates the judgments.
+        pending = PendingInsert(
             Label._meta.db_table,
             ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
              "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence", "time_spent_seconds",
@@ -455,6 +464,9 @@ class _Importer:
             label_rows,
             references_checked=self._lock_users({row[5] for row in label_rows}),
         )
+        return pending, changed
+
+    def _label_changes_apply(self, changed: list) -> int:
         for pk, obj, decision, rationale, evidence, role in changed:
             label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(pk=pk)
             label_save(
@@ -463,20 +475,24 @@ class _Importer:
                 value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
                 action="import", note=f"re-import of {self.reader.path.name}",
             )
-        return written + len(changed)
+        return len(changed)
 
-    def _judgments(self) -> int:
-        responses, criteria, cases_with_own = self._lookups()
-        existing = {
+    def _existing_judgments(self) -> dict:
+        return {
             (j, r, c, s): (pk, verdict, option, value, valid)
             for pk, j, r, c, s, verdict, option, value, valid in Judgment.objects.filter(judge__project=self.project).values_list(
                 "pk", "judge_id", "response_id", "criterion_id", "sample", "verdict", "option_label", "value", "valid"
             )
         }
+
+    def _judgments(self, existing: dict) -> tuple[list[tuple], list]:
+        """Validate judgments.jsonl without touching the database (the labels' COPY may be
+        running on the connection); judges it names for the first time are created later."""
+        responses, criteria, cases_with_own = self.lookups
         changed: list[tuple[int, object, bool, dict]] = []
         seen: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=True)
-        judges: dict[tuple, tuple[int, str]] = {}
+        judges: dict[tuple, tuple[Judge, str, str]] = {}
         stamp = self.stamp
         required = ("response_id", "criterion_id", "judge")
         optional = ("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
@@ -494,7 +510,7 @@ class _Importer:
                     judge = judges.get(judge_key) if type(judge_key[0]) is str else None
                     if judge is None:
                         found = self._judge_for(obj)
-                        judge = judges[judge_key] = (found.pk, found.condition, found.name)
+                        judge = judges[judge_key] = (found, found.condition, found.name)
                     sample = obj.get("sample", 0)
                     if type(sample) is not int or sample < 0:
                         sample = v.integer(obj, "sample", default=0)
@@ -508,7 +524,7 @@ class _Importer:
                     tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
                     tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
                     latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
-                    key = (judge[0], response_pk, criterion[0], sample)
+                    key = (judge[0].pk or judge[0].name, response_pk, criterion[0], sample)
                     if key in seen:
                         raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge[2]}, sample {sample})")
                     seen.add(key)
@@ -526,12 +542,18 @@ class _Importer:
                     tokens_in, tokens_out, latency, 0, stamp,
                 )
 
+        return list(rows()), changed
+
+    def _judgments_write(self, rows: list[tuple], changed: list) -> int:
+        for judge in self.judges.values():
+            if judge.pk is None:
+                judge.save()
         written = insert_rows(
             Judgment._meta.db_table,
             ("judge_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
              "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in",
              "tokens_out", "latency_ms", "cost_usd", "created_at"),
-            list(rows()),
+            [(row[0].pk, *row[1:]) for row in rows],
             references_checked=True,
         )
         for pk, decision, valid, extra in changed:
@@ -552,8 +574,8 @@ class _Importer:
         if condition is not None:
             v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED))
         judge = self.judges.get(name)
-        if judge is None:
-            judge = self.judges[name] = Judge.objects.create(
+        if judge is None:  # saved by _judgments_write, once the connection is free
+            judge = self.judges[name] = Judge(
                 project=self.project, name=name, backend=Judge.REPLAY,
                 model=v.string(obj, "judge_model", required=False), condition=condition or Judge.ANONYMIZED,
             )
