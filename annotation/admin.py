@@ -104,6 +104,13 @@ class AssignmentAdmin(admin.ModelAdmin):
     raw_id_fields = ["response"]
     actions = ["reopen"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # Who labels what changes only through assignment services (overlap, no item twice,
+        # reassignment rules); the change form must not bypass them.
+        if obj is not None:
+            return ["project", "cohort", "response", "annotator", "status", "active_seconds", "submitted_at", "checked_at", "checked_by"]
+        return []
+
     @admin.action(description="Reopen the selected submitted or checked assignments")
     def reopen(self, request, queryset):
         from .assignments import assignment_reopen

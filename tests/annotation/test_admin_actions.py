@@ -19,3 +19,14 @@ def test_admin_assign_action_and_reopen_action(study, login_client):
     client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids})
     assert set(Assignment.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"in_progress"}
     assert admin_user.is_staff
+
+
+def test_assignment_change_form_cannot_move_work(admin_client, db):
+    """Reassignment goes through the service; the admin change form shows the fields read-only."""
+    from django.contrib.admin.sites import site
+
+    from annotation.models import Assignment
+
+    model_admin = site._registry[Assignment]
+    assert "annotator" in model_admin.get_readonly_fields(None, obj=Assignment())
+    assert model_admin.get_readonly_fields(None, obj=None) == []
