@@ -4,7 +4,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-export DJANGO_SETTINGS_MODULE ?= evalsite.settings.local
 
 .PHONY: venv demo serve worker test test-fast bench clean
 
@@ -29,10 +28,10 @@ demo: venv
 	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 test: venv
-	$(BIN)/python -m pytest -q
+	DJANGO_SETTINGS_MODULE=evalsite.settings.test $(BIN)/python -m pytest -q
 
 bench: venv
-	$(BIN)/python -m bench.run
+	DJANGO_SETTINGS_MODULE=evalsite.settings.local $(BIN)/python -m bench.run
 
 clean:
 	rm -rf var staticfiles
