@@ -9,6 +9,7 @@ Loads, idempotently (running it again changes nothing):
 - ``charm-100`` and ``devai``: the vendored public datasets converted to bundles.
 Then sets the demo users' passwords and prints the URL and the logins.
 """
+import json
 import tempfile
 from pathlib import Path
 
@@ -53,6 +54,10 @@ class Command(JsonCommand):
             generate_clinical(work / "workspace", slug=WORKSPACE, n_cases=6, human_answer_cases=0, judge=None, seed=11)
             for name in ("labels.jsonl", "judgments.jsonl"):
                 (work / "workspace" / name).unlink(missing_ok=True)
+            spec = json.loads((work / "workspace" / "project.json").read_text())
+            spec["name"] = "Clinical workspace (demo, unlabeled)"
+            spec["description"] = "Six synthetic cases for labeling in the browser; overlap 2 in each cohort."
+            (work / "workspace" / "project.json").write_text(json.dumps(spec))
             bundle_import(path=work / "workspace")
         _workspace_assign()
         if not options["skip_baseline"]:
