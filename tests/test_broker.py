@@ -6,7 +6,6 @@ CELERY_BROKER_URL points at one (the PostgreSQL + Redis leg of `.ci/run`).
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest

@@ -14,7 +14,7 @@ from .cohorts import decision_fields as decision_fields
 from .cohorts import decision_key as decision_key
 from .cohorts import gold_frame as gold_frame
 from .cohorts import resolve_votes as resolve_votes
-from .decisions import COLUMNS as DECISION_COLUMNS
+from .decisions import COLUMNS as DECISION_COLUMNS  # noqa: F401 - public name
 from .cohorts import fetch_frame as fetch_frame
 from .decisions import frame_from_keys as frame_from_keys
 from .decisions import judge_frame as judge_frame

@@ -3,7 +3,6 @@ and the gold provenance written at export."""
 import hashlib
 import os
 import json
-import shutil
 import zipfile
 
 import pytest

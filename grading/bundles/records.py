@@ -1,0 +1,308 @@
+"""The label and judgment steps of a bundle import: validating ``labels.jsonl`` and
+``judgments.jsonl`` line by line and writing them in bulk (SPEC §4).
+
+Mixed into the importer. Each line is checked by a fast path built for the well-formed
+case; anything unusual falls back to the field validators, which name the offending field.
+Labels are written by a COPY running on the same connection while the judgments are
+validated, so judgment validation never touches the database.
+"""
+import json
+
+from django.contrib.auth import get_user_model
+
+from annotation.decisions import DecisionError, decision_validate
+from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
+from annotation.services import label_save
+from evalsite.fastinsert import PendingInsert, insert_rows, lock_key_share
+
+from ..models import Judge, Judgment
+from . import validate as v
+
+ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
+
+
+class LabelJudgmentSteps:
+    def _lookups(self):
+        """Maps from external ids to what label and judgment lines need, in a few queries; the
+        rows they point at are locked against deletion until the import commits."""
+        lock_key_share(Project._meta.db_table, "id = %s", [self.project.pk])
+        for model in (Response, Criterion, Cohort, RubricVersion):
+            lock_key_share(model._meta.db_table, "project_id = %s", [self.project.pk])
+        lock_key_share(Judge._meta.db_table, "project_id = %s", [self.project.pk])
+        responses = {
+            ext: (pk, case_id)
+            for ext, pk, case_id in Response.objects.filter(project=self.project).values_list("external_id", "pk", "case_id")
+        }
+        criteria = {}
+        cases_with_own = set()
+        for ext, pk, case_id, kind, options, version in self.project.criteria.values_list(
+            "external_id", "pk", "case_id", "kind", "options", "rubric_version_id"
+        ):
+            criteria[ext] = (pk, case_id, kind, options, version)
+            if case_id is not None:
+                cases_with_own.add(case_id)
+        return responses, criteria, cases_with_own
+
+    def _target(self, obj, responses, criteria, cases_with_own):
+        response_id, criterion_id = obj["response_id"], obj["criterion_id"]
+        try:
+            response_pk, case_pk = responses[response_id]
+        except (KeyError, TypeError):
+            v.string(obj, "response_id")
+            raise v.FieldError("response_id", f"unknown response_id {response_id!r}") from None
+        try:
+            criterion = criteria[criterion_id]
+        except (KeyError, TypeError):
+            v.string(obj, "criterion_id")
+            raise v.FieldError("criterion_id", f"unknown criterion_id {criterion_id!r}") from None
+        applies = criterion[1] == case_pk if criterion[1] is not None else case_pk not in cases_with_own
+        if not applies:
+            raise v.FieldError("criterion_id", f"criterion_id {criterion_id!r} is not in the rubric of response {response_id!r}'s case")
+        return response_pk, criterion
+
+    def _labels(self) -> tuple[PendingInsert, list]:
+        responses, criteria, cases_with_own = self.lookups
+        User = get_user_model()
+        users = dict(User.objects.values_list("username", "pk"))
+        members = {
+            user_id: (cohort_id, role)
+            for user_id, cohort_id, role in CohortMembership.objects.filter(project=self.project).values_list("user_id", "cohort_id", "role")
+        }
+        existing = {
+            (r, c, a): (pk, verdict, option, value, rationale, evidence, role)
+            for pk, r, c, a, verdict, option, value, rationale, evidence, role in Label.objects.filter(project=self.project).values_list(
+                "pk", "response_id", "criterion_id", "annotator_id", "verdict", "option_label", "value", "rationale", "evidence", "role"
+            )
+        }
+        changed: list[tuple[int, dict]] = []
+        seen: set[tuple] = set()
+        decide = _DecisionMemo(allow_invalid=False)
+        project_pk, batch_pk, stamp = self.project.pk, self.batch.pk, self.stamp
+        cohort_pks = {name: cohort.pk for name, cohort in self.cohorts.items()}
+        required = ("response_id", "criterion_id", "cohort", "annotator")
+        optional = ("role", "verdict", "option", "value", "rationale", "evidence", "time_spent_seconds")
+        required_set, allowed_set = set(required), set(required) | set(optional)
+
+        def rows():
+            for number, obj in self.reader.iter_jsonl("labels.jsonl"):
+                try:
+                    keys = obj.keys()
+                    if not (required_set <= keys and keys <= allowed_set):
+                        v.check_keys(obj, required=required, optional=optional)
+                    response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
+                    cohort_name = obj["cohort"]
+                    cohort_pk = cohort_pks.get(cohort_name) if type(cohort_name) is str else None
+                    if cohort_pk is None:
+                        v.string(obj, "cohort")
+                        raise v.FieldError("cohort", f"unknown cohort {cohort_name!r} (declare it in project.json)")
+                    username = obj["annotator"]
+                    if type(username) is not str or not username.strip():
+                        v.string(obj, "annotator", blank=False)
+                        raise v.FieldError("annotator", "field 'annotator' must not be empty")
+                    role = obj.get("role", "annotator")
+                    if role not in ROLES:
+                        v.choice(obj, "role", ROLES)
+                    decision = decide(obj, criterion)
+                    rationale = obj.get("rationale", "")
+                    if type(rationale) is not str:
+                        rationale = v.string(obj, "rationale", required=False, blank=True)
+                    evidence = obj.get("evidence")
+                    evidence = [] if evidence is None or evidence == [] else v.string_list(obj, "evidence")
+                    seconds = obj.get("time_spent_seconds")
+                    if seconds is not None:
+                        seconds = v.number(obj, "time_spent_seconds")
+                    user_pk = users.get(username)
+                    if user_pk is None:
+                        user_pk = users[username] = User.objects.create_user(username=username).pk
+                    member = members.get(user_pk)
+                    if member is None:
+                        CohortMembership.objects.create(project=self.project, cohort_id=cohort_pk, user_id=user_pk, role=role)
+                        members[user_pk] = (cohort_pk, role)
+                    elif member[0] != cohort_pk:
+                        raise v.FieldError("cohort", f"annotator {username!r} already belongs to another cohort of this project")
+                    elif role == CohortMembership.CHECKER and member[1] != role:
+                        CohortMembership.objects.filter(project=self.project, user_id=user_pk).update(role=role)
+                        members[user_pk] = (cohort_pk, role)
+                    key = (response_pk, criterion[0], user_pk)
+                    if key in seen:
+                        raise v.FieldError("annotator", f"duplicate label for ({obj['response_id']}, {obj['criterion_id']}, {username})")
+                    seen.add(key)
+                except (v.FieldError, DecisionError) as exc:
+                    self._fail(exc, "labels.jsonl", number)
+                state = (decision.verdict, decision.option_label, decision.value, rationale, evidence, role)
+                if key in existing:
+                    if existing[key][1:] != state:
+                        changed.append((existing[key][0], obj, decision, rationale, evidence, role))
+                    continue
+                yield (
+                    project_pk, response_pk, criterion[0], criterion[4], cohort_pk, user_pk, role, batch_pk,
+                    decision.verdict, decision.option_label, decision.value, rationale,
+                    json.dumps(evidence) if evidence else "[]", seconds, 1, stamp, stamp,
+                )
+
+        # Validate everything first: PostgreSQL's COPY holds the connection, so the users and
+        # memberships created while validating must be written before it starts.
+        label_rows = list(rows())
+        # Validation is done and the users and memberships it needed exist: the server can
+        # now insert the labels while Python validates the judgments.
+        pending = PendingInsert(
+            Label._meta.db_table,
+            ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
+             "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence", "time_spent_seconds",
+             "revision", "created_at", "updated_at"),
+            label_rows,
+            references_checked=self._lock_users({row[5] for row in label_rows}),
+        )
+        return pending, changed
+
+    def _label_changes_apply(self, changed: list) -> int:
+        for pk, obj, decision, rationale, evidence, role in changed:
+            label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(pk=pk)
+            label_save(
+                response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+                changed_by=self.user, role=role, verdict=decision.verdict, option_label=decision.option_label,
+                value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
+                action="import", note=f"re-import of {self.reader.path.name}",
+            )
+        return len(changed)
+
+    def _existing_judgments(self) -> dict:
+        return {
+            (j, r, c, s): (pk, verdict, option, value, valid)
+            for pk, j, r, c, s, verdict, option, value, valid in Judgment.objects.filter(judge__project=self.project).values_list(
+                "pk", "judge_id", "response_id", "criterion_id", "sample", "verdict", "option_label", "value", "valid"
+            )
+        }
+
+    def _judgments(self, existing: dict) -> tuple[list[tuple], list]:
+        """Validate judgments.jsonl without touching the database (the labels' COPY may be
+        running on the connection); judges it names for the first time are created later."""
+        responses, criteria, cases_with_own = self.lookups
+        changed: list[tuple[int, object, bool, dict]] = []
+        seen: set[tuple] = set()
+        decide = _DecisionMemo(allow_invalid=True)
+        judges: dict[tuple, tuple[Judge, str, str]] = {}
+        stamp = self.stamp
+        required = ("response_id", "criterion_id", "judge")
+        optional = ("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
+                    "evidence", "raw", "tokens_in", "tokens_out", "latency_ms")
+        required_set, allowed_set = set(required), set(required) | set(optional)
+
+        def rows():
+            for number, obj in self.reader.iter_jsonl("judgments.jsonl"):
+                try:
+                    keys = obj.keys()
+                    if not (required_set <= keys and keys <= allowed_set):
+                        v.check_keys(obj, required=required, optional=optional)
+                    response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
+                    judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
+                    judge = judges.get(judge_key) if type(judge_key[0]) is str else None
+                    if judge is None:
+                        found = self._judge_for(obj)
+                        judge = judges[judge_key] = (found, found.condition, found.name)
+                    sample = obj.get("sample", 0)
+                    if type(sample) is not int or sample < 0:
+                        sample = v.integer(obj, "sample", default=0)
+                    decision = decide(obj, criterion)
+                    explanation, raw = obj.get("explanation", ""), obj.get("raw", "")
+                    if type(explanation) is not str or type(raw) is not str:
+                        explanation = v.string(obj, "explanation", required=False, blank=True)
+                        raw = v.string(obj, "raw", required=False, blank=True)
+                    evidence = obj.get("evidence")
+                    evidence = [] if evidence is None or evidence == [] else v.string_list(obj, "evidence")
+                    tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
+                    tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
+                    latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
+                    key = (judge[0].pk or judge[0].name, response_pk, criterion[0], sample)
+                    if key in seen:
+                        raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge[2]}, sample {sample})")
+                    seen.add(key)
+                except (v.FieldError, DecisionError) as exc:
+                    self._fail(exc, "judgments.jsonl", number)
+                valid = not decision.is_empty
+                if key in existing:
+                    if existing[key][1:] != (decision.verdict, decision.option_label, decision.value, valid):
+                        changed.append((existing[key][0], decision, valid, {"explanation": explanation, "evidence": evidence, "raw": raw}))
+                    continue
+                yield (
+                    judge[0], response_pk, criterion[0], criterion[4], sample, judge[1], decision.verdict,
+                    decision.option_label, decision.value, valid, False, explanation,
+                    json.dumps(evidence) if evidence else "[]", raw,
+                    tokens_in, tokens_out, latency, 0, stamp,
+                )
+
+        return list(rows()), changed
+
+    def _judgments_write(self, rows: list[tuple], changed: list) -> int:
+        for judge in self.judges.values():
+            if judge.pk is None:
+                judge.save()
+        written = insert_rows(
+            Judgment._meta.db_table,
+            ("judge_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
+             "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in",
+             "tokens_out", "latency_ms", "cost_usd", "created_at"),
+            [(row[0].pk, *row[1:]) for row in rows],
+            references_checked=True,
+        )
+        for pk, decision, valid, extra in changed:
+            Judgment.objects.filter(pk=pk).update(
+                verdict=decision.verdict, option_label=decision.option_label, value=decision.value, valid=valid, **extra
+            )
+        return written + len(changed)
+
+    def _lock_users(self, user_ids) -> bool:
+        ids = list(user_ids)
+        if ids:
+            lock_key_share(get_user_model()._meta.db_table, "id = ANY(%s)", [ids])
+        return True
+
+    def _judge_for(self, obj: dict) -> Judge:
+        name = v.string(obj, "judge")
+        condition = obj.get("condition")
+        if condition is not None:
+            v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED))
+        judge = self.judges.get(name)
+        if judge is None:  # saved by _judgments_write, once the connection is free
+            judge = self.judges[name] = Judge(
+                project=self.project, name=name, backend=Judge.REPLAY,
+                model=v.string(obj, "judge_model", required=False), condition=condition or Judge.ANONYMIZED,
+            )
+        elif condition is not None and condition != judge.condition:
+            raise v.FieldError("condition", f"condition {condition!r} differs from judge {name!r}'s condition {judge.condition!r}")
+        return judge
+
+
+def _decision_fields(obj: dict, *, allow_invalid: bool) -> dict:
+    present = {k: obj[k] for k in ("verdict", "option", "value") if k in obj}
+    if not present and not allow_invalid:
+        raise v.FieldError("verdict", "missing field 'verdict' (or 'option' / 'value')")
+    return present
+
+
+class _DecisionMemo:
+    """Validates a line's decision against its criterion, remembering every (criterion,
+    decision) pair already seen: a 30-criterion study repeats a few dozen of them 10^5 times."""
+
+    def __init__(self, *, allow_invalid: bool):
+        self.allow_invalid = allow_invalid
+        self.memo: dict[tuple, object] = {}
+
+    def __call__(self, obj: dict, criterion: tuple):
+        value = obj.get("value")
+        key = (criterion[0], obj.get("verdict"), obj.get("option"), value, type(value), "verdict" in obj)
+        try:
+            return self.memo[key]
+        except (KeyError, TypeError):  # TypeError: an unhashable value, which validation rejects
+            pass
+        decision = decision_validate(
+            kind=criterion[2], options=criterion[3], **_decision_args(obj, allow_invalid=self.allow_invalid)
+        )
+        self.memo[key] = decision
+        return decision
+
+
+def _decision_args(obj: dict, *, allow_invalid: bool) -> dict:
+    fields = _decision_fields(obj, allow_invalid=allow_invalid)
+    return {"verdict": fields.get("verdict"), "option_label": fields.get("option"), "value": fields.get("value"),
+            "allow_invalid": allow_invalid}
