@@ -3,7 +3,6 @@ one JSON object on stdout; bad arguments and domain errors exit non-zero with on
 stderr saying what is wrong.
 """
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -40,5 +39,3 @@ def fail(message: str) -> None:
     """Raise the one-line error every command uses for bad arguments."""
     raise CommandError(message)
 
-
-__all__ = ["JsonCommand", "fail", "sys"]
