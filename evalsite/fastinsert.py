@@ -9,28 +9,21 @@ PostgreSQL the per-row foreign-key triggers are then skipped for the COPY
 privilege the insert simply runs with the triggers). Unique constraints are indexes, not
 triggers, and are enforced either way. At 250,000 rows the triggers cost more than the COPY.
 """
+import threading
 from collections.abc import Iterable, Sequence
 
-from django.db import DatabaseError, connection, transaction
+from django.db import connection
 
 BATCH_ROWS = 5000
 
 
 def insert_rows(table: str, columns: Sequence[str], rows: Iterable[tuple], *, references_checked: bool = False) -> int:
+    if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        return _copy_rows(connection.connection, _copy_sql(table, columns), rows, references_checked=references_checked)
     cols = ", ".join(connection.ops.quote_name(c) for c in columns)
     count = 0
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            skip_triggers = references_checked and _replica_role(cursor)
-            try:
-                with cursor.copy(f"COPY {connection.ops.quote_name(table)} ({cols}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
-                        count += 1
-            finally:
-                if skip_triggers:
-                    cursor.execute("SET LOCAL session_replication_role = origin")
-            return count
         sql = f"INSERT INTO {connection.ops.quote_name(table)} ({cols}) VALUES ({', '.join(['%s'] * len(columns))})"
         batch: list[tuple] = []
         for row in rows:
@@ -45,13 +38,26 @@ def insert_rows(table: str, columns: Sequence[str], rows: Iterable[tuple], *, re
     return count
 
 
-def _replica_role(cursor) -> bool:
-    try:
-        with transaction.atomic():  # a savepoint: a refused SET must not abort the import
-            cursor.execute("SET LOCAL session_replication_role = replica")
-        return True
-    except DatabaseError:
-        return False
+def _copy_sql(table: str, columns: Sequence[str]) -> str:
+    cols = ", ".join(connection.ops.quote_name(c) for c in columns)
+    return f"COPY {connection.ops.quote_name(table)} ({cols}) FROM STDIN"
+
+
+def _copy_rows(raw, sql: str, rows: Iterable[tuple], *, references_checked: bool) -> int:
+    """COPY ``rows`` on the psycopg connection ``raw`` (any thread), FK triggers skipped when
+    the caller checked the references and the role may."""
+    count = 0
+    with raw.cursor() as cursor:
+        replica = references_checked and _raw_replica_role(cursor)
+        try:
+            with cursor.copy(sql) as stream:
+                for row in rows:
+                    stream.write_row(row)
+                    count += 1
+        finally:
+            if replica:
+                cursor.execute("SET LOCAL session_replication_role = origin")
+    return count
 
 
 def lock_key_share(table: str, where: str, params: Sequence) -> None:
@@ -70,8 +76,6 @@ class PendingInsert:
     """
 
     def __init__(self, table: str, columns: Sequence[str], rows: list[tuple], *, references_checked: bool):
-        import threading
-
         self.count = 0
         self.error: BaseException | None = None
         if connection.vendor != "postgresql":  # SQLite connections stay in their thread
@@ -79,20 +83,11 @@ class PendingInsert:
             self._thread = None
             return
         connection.ensure_connection()
-        raw = connection.connection
-        cols = ", ".join(connection.ops.quote_name(c) for c in columns)
-        sql = f"COPY {connection.ops.quote_name(table)} ({cols}) FROM STDIN"
+        raw, sql = connection.connection, _copy_sql(table, columns)
 
         def copy() -> None:
             try:
-                with raw.cursor() as cursor:
-                    replica = references_checked and _raw_replica_role(cursor)
-                    with cursor.copy(sql) as stream:
-                        for row in rows:
-                            stream.write_row(row)
-                    if replica:
-                        cursor.execute("SET LOCAL session_replication_role = origin")
-                self.count = len(rows)
+                self.count = _copy_rows(raw, sql, rows, references_checked=references_checked)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller in wait()
                 self.error = exc
 

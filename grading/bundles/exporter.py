@@ -61,9 +61,11 @@ def gold_export(*, project: Project, out_dir: str | Path) -> dict:
 
     case_ids = dict(Case.objects.filter(project=project).values_list("pk", "external_id"))
     criterion_ids = dict(Criterion.objects.filter(project=project).values_list("pk", "external_id"))
-    response_info = {
-        pk: (ext, case_id, model)
-        for pk, ext, case_id, model in Response.objects.filter(project=project).values_list("pk", "external_id", "case_id", "model")
+    response_info = {  # pk -> (external id, case pk, position), shared by every file below
+        pk: (ext, case_id, position)
+        for pk, ext, case_id, position in Response.objects.filter(project=project).values_list(
+            "pk", "external_id", "case_id", "position"
+        )
     }
 
     writer = _Writer(out, "cases.jsonl")
@@ -147,16 +149,15 @@ def gold_export(*, project: Project, out_dir: str | Path) -> dict:
 def _write_gold(project, out, response_info, criterion_ids, finish) -> None:
     gold = gold_frame(project=project)
     difficulty = dict(Case.objects.filter(project=project).values_list("pk", "difficulty"))
-    positions = dict(Response.objects.filter(project=project).values_list("pk", "position"))
     criterion_order = {
         pk: (case_id or 0, position)
         for pk, case_id, position in Criterion.objects.filter(project=project).values_list("pk", "case_id", "position")
     }
     writers = {"": _Writer(out, "gold.jsonl")}
     writers.update({d: _Writer(out, f"gold.{d}.jsonl") for d in DIFFICULTIES})
-    ordered = sorted(gold.itertuples(index=False), key=lambda g: (positions[g.response_id], criterion_order[g.criterion_id]))
+    ordered = sorted(gold.itertuples(index=False), key=lambda g: (response_info[g.response_id][2], criterion_order[g.criterion_id]))
     for g in ordered:
-        ext, case_id, model = response_info[g.response_id]
+        ext, case_id, _ = response_info[g.response_id]
         obj = {
             "response_id": ext,
             "criterion_id": criterion_ids[g.criterion_id],

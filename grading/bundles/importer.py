@@ -63,14 +63,8 @@ class _Importer(LabelJudgmentSteps):
         self.stamp = self.now.isoformat() if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(self.now)
 
     # -- helpers ---------------------------------------------------------------------------
-    def _lines(self, name: str):
-        """Yield (line, obj) and turn any FieldError raised by the caller into a BundleError."""
-        for number, obj in self.reader.iter_jsonl(name):
-            self._where = (name, number)
-            yield number, obj
-
-    def _fail(self, exc: v.FieldError | DecisionError, name: str | None = None, line: int | None = None):
-        name, line = (name, line) if name else self._where
+    def _fail(self, exc: v.FieldError | DecisionError, name: str, line: int | None = None):
+        """Turn a field error into the BundleError that names the file, line and field."""
         raise BundleError(name, exc.message, line=line, field=exc.field) from exc
 
     # -- steps -----------------------------------------------------------------------------
@@ -219,7 +213,7 @@ class _Importer(LabelJudgmentSteps):
         seen: set[str] = set()
         new_cases: list[Case] = []
         case_rubrics: list[tuple[str, list[dict]]] = []
-        for number, obj in self._lines("cases.jsonl"):
+        for number, obj in self.reader.iter_jsonl("cases.jsonl"):
             try:
                 v.check_keys(obj, required=("case_id",), optional=("prompt", "messages", "reference_answer", "metadata", "criteria"))
                 case_id = v.string(obj, "case_id")
@@ -237,7 +231,7 @@ class _Importer(LabelJudgmentSteps):
                     raise v.FieldError("criteria", "field 'criteria' must be a list")
                 specs = [v.criterion(c, prefix=f"criteria[{i}].") for i, c in enumerate(criteria)]
             except v.FieldError as exc:
-                self._fail(exc)
+                self._fail(exc, "cases.jsonl", number)
             for i, spec in enumerate(specs):
                 self._claim_criterion(spec["criterion_id"], f"criteria[{i}].criterion_id", "cases.jsonl", number)
             content = (prompt, messages, reference, metadata)
@@ -292,7 +286,7 @@ class _Importer(LabelJudgmentSteps):
         position = len(existing)
         seen: set[str] = set()
         rows = []
-        for number, obj in self._lines("responses.jsonl"):
+        for number, obj in self.reader.iter_jsonl("responses.jsonl"):
             try:
                 v.check_keys(obj, required=("response_id", "case_id", "model", "text"), optional=("author_kind",))
                 response_id = v.string(obj, "response_id")
@@ -306,7 +300,7 @@ class _Importer(LabelJudgmentSteps):
                 text = v.string(obj, "text", blank=True)
                 kind = v.choice(obj, "author_kind", (Response.MODEL, Response.HUMAN), default=Response.MODEL)
             except v.FieldError as exc:
-                self._fail(exc)
+                self._fail(exc, "responses.jsonl", number)
             content = (cases[case_id], model, kind, text)
             if response_id in existing:
                 if existing[response_id] != content:
