@@ -8,9 +8,10 @@ its existence is not revealed either.
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Q
 from django.http import Http404
 
+from .labelrows import progress_counts
 from .models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
 
 OPEN_STATUSES = (Assignment.OPEN, Assignment.IN_PROGRESS)
@@ -163,17 +164,7 @@ def labels_by_criterion(*, response_id: int, annotator_id: int) -> dict[int, Lab
 
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     """(decided, total) over the response's rubric for the assignment's annotator, in one query."""
-    own, shared = Q(case_id=assignment.response.case_id), Q(case__isnull=True)
-    decided = Exists(Label.objects.filter(
-        response_id=assignment.response_id, annotator_id=assignment.annotator_id, criterion_id=OuterRef("pk")
-    ))
-    counts = Criterion.objects.filter(project_id=assignment.project_id).filter(own | shared).aggregate(
-        own=Count("id", filter=own), shared=Count("id", filter=shared),
-        own_decided=Count("id", filter=own & Q(decided)), shared_decided=Count("id", filter=shared & Q(decided)),
-    )
-    if counts["own"]:
-        return counts["own_decided"], counts["own"]
-    return counts["shared_decided"], counts["shared"]
+    return progress_counts(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
 
 
 def checker_labels_by_criterion(*, response_id: int, cohort_id: int) -> dict[int, Label]:

@@ -7,13 +7,15 @@ as the change, so no change can be stored without its history.
 """
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
 from .decisions import DecisionError, decision_validate
+from .labelrows import label_row_write, label_target_lock
 from .markdown import quote_in_response
 from .models import Assignment, Cohort, Criterion, Label, LabelHistory, Response
 from .selectors import (
-    assignment_get_for_annotator, assignment_get_for_checker, criteria_for_response, criterion_get_for_assignment,
+    assignment_get_for_checker, criteria_for_response, criterion_get_for_assignment,
 )
 
 _READ = object()  # label_save(locked_label=...) default: read and lock the label itself
@@ -155,18 +157,17 @@ def label_record(
     The assignment row is locked for the duration, so two tabs of the same annotator are
     serialized; ``expected_revision`` (0 = "no label yet") refuses a stale change with
     ``LabelConflict`` instead of overwriting, except that repeating a change that is already
-    stored (a retry whose first attempt did arrive) succeeds without a new revision.
+    stored (a retry whose first attempt did arrive) succeeds without a new revision. A change
+    made elsewhere meanwhile (admin, import) is a conflict too: the write is guarded by the
+    revision it read. This is the hot path of the workspace, so it reads and writes through
+    ``labelrows`` (plain SQL) rather than ``label_save``; the rules are the same.
     """
-    assignment = assignment_get_for_annotator(
-        assignment_id=assignment_id, user=user, for_update=True, related=("cohort", "response")
-    )
+    target = label_target_lock(assignment_id=assignment_id, criterion_id=criterion_id, user=user)
+    assignment, criterion, label = target.assignment, target.criterion, target.label
     if assignment.status not in (Assignment.OPEN, Assignment.IN_PROGRESS):
         raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
-    criterion = criterion_get_for_assignment(assignment=assignment, criterion_id=criterion_id)
-    response = assignment.response
-    label = (
-        Label.objects.select_for_update().filter(response=response, criterion=criterion, annotator=user).order_by("pk").first()
-    )
+    if criterion is None:
+        raise Http404("No such criterion")
 
     if verdict is None and option_label is None and value is None:
         if label is None:
@@ -185,7 +186,7 @@ def label_record(
         quote = evidence_add.strip()
         if len(quote) > 2000:
             raise ValidationError({"quote": "a quote can be at most 2,000 characters"})
-        if not quote_in_response(quote=quote, text=response.text):
+        if not quote_in_response(quote=quote, text=target.response_text()):
             raise ValidationError({"quote": "the quote is not part of the response text"})
         if quote not in evidence:
             evidence.append(quote)
@@ -197,16 +198,24 @@ def label_record(
         if label is not None and _label_would_be(label, decision, rationale, evidence):
             return assignment, criterion, label
         raise LabelConflict(label)
-    label = label_save(
-        response=response, criterion=criterion, cohort=assignment.cohort, annotator=user, changed_by=user,
-        role="annotator", verdict=decision.verdict, option_label=decision.option_label,
-        value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
-        assignment=assignment, action="annotate", locked_label=label,
-    )
-    if assignment.status == Assignment.OPEN:
-        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.IN_PROGRESS)
-        assignment.status = Assignment.IN_PROGRESS
-    return assignment, criterion, label
+    changes = {
+        "verdict": decision.verdict, "option_label": decision.option_label, "value": decision.value,
+        "rationale": rationale if rationale is not None else (label.rationale if label else ""),
+        "evidence": evidence, "role": "annotator",
+    }
+    old = label_state(label) if label else None
+    new = {"verdict": changes["verdict"], "option": changes["option_label"], "value": changes["value"],
+           "rationale": changes["rationale"], "evidence": list(evidence), "role": "annotator"}
+    if old == new:
+        return assignment, criterion, label
+    saved = label_row_write(target=target, changes=changes, old=old, new=new, user=user, action="annotate")
+    if saved is None:  # changed elsewhere between the read and the write: report, never overwrite
+        raise LabelConflict(
+            Label.objects.filter(response_id=assignment.response_id, criterion_id=criterion.pk, annotator_id=user.pk)
+            .order_by()
+            .first()
+        )
+    return assignment, criterion, saved
 
 
 def _checker_save(*, assignment, criterion, checker, source: Label, action: str, note: str, **decision) -> Label:

@@ -1,0 +1,97 @@
+"""The plain-SQL save path of the labeling page (annotation.labelrows): a write guarded by the
+revision it read, so a change made elsewhere in between is reported, never overwritten; and
+the progress counter over a case's own rubric or the project-wide one."""
+import pytest
+
+from annotation import labelrows, services
+from annotation.models import Criterion, Label, LabelHistory, Response
+from annotation.selectors import criteria_for_response
+from annotation.services import LabelConflict, label_record, label_save
+from tests.annotation.conftest import first_assignment
+
+
+def _admin_edit(assignment, criterion, verdict):
+    """A change made outside the labeling page (the admin, an import) to the annotator's label."""
+    return label_save(response=assignment.response, criterion=criterion, cohort=assignment.cohort,
+                      annotator=assignment.annotator, changed_by=assignment.annotator, verdict=verdict, action="admin")
+
+
+def _write(target, verdict):
+    state = {"verdict": verdict, "option": None, "value": None, "rationale": "", "evidence": [], "role": "annotator"}
+    changes = {"verdict": verdict, "option_label": None, "value": None, "rationale": "", "evidence": [],
+               "role": "annotator"}
+    old = services.label_state(target.label) if target.label else None
+    return labelrows.label_row_write(target=target, changes=changes, old=old, new=state,
+                                     user=target.assignment.annotator, action="annotate")
+
+
+def test_an_update_from_a_stale_read_writes_nothing(study):
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met")
+    target = labelrows.label_target_lock(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator)
+    assert target.label.revision == 1
+    _admin_edit(assignment, criterion, "cannot_assess")  # revision 2, after the read
+    history_before = LabelHistory.objects.count()
+
+    assert _write(target, "not_met") is None
+    label = Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator)
+    assert (label.verdict, label.revision) == ("cannot_assess", 2)
+    assert LabelHistory.objects.count() == history_before
+
+
+def test_an_insert_that_finds_a_label_already_there_writes_nothing(study):
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    target = labelrows.label_target_lock(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator)
+    assert target.label is None
+    _admin_edit(assignment, criterion, "met")
+
+    assert _write(target, "not_met") is None
+    assert Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator).verdict == "met"
+
+
+def test_label_record_reports_a_change_made_between_its_read_and_its_write(study, monkeypatch):
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
+                 expected_revision=0)
+    real_read = services.label_target_lock
+
+    def read_then_someone_edits(**kwargs):
+        target = real_read(**kwargs)
+        _admin_edit(assignment, criterion, "cannot_assess")
+        return target
+
+    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
+    with pytest.raises(LabelConflict) as info:
+        label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                     verdict="not_met", expected_revision=1)
+    assert (info.value.label.verdict, info.value.label.revision) == ("cannot_assess", 2)
+
+
+def test_a_save_reads_back_what_it_wrote(study):
+    assignment = first_assignment("a1")
+    ordinal = next(c for c in criteria_for_response(response=assignment.response) if c.kind == Criterion.ORDINAL)
+    _, criterion, label = label_record(assignment_id=assignment.pk, criterion_id=ordinal.pk, user=assignment.annotator,
+                                       option_label="ok", rationale="fine")
+    assert criterion.options[1] == {"label": "ok", "value": 0.5, "na": False}  # JSON decoded, not text
+    stored = Label.objects.get(pk=label.pk)
+    for field in ("verdict", "option_label", "value", "rationale", "evidence", "revision", "rubric_version_id", "cohort_id"):
+        assert getattr(label, field) == getattr(stored, field), field
+    assert stored.value == 0.5 and stored.assignment_id == assignment.pk
+    [entry] = LabelHistory.objects.filter(label=stored)
+    assert entry.old is None and entry.new["option"] == "ok" and entry.action == "annotate"
+
+
+@pytest.mark.django_db
+def test_progress_counts_over_own_and_project_wide_rubrics(mini_project):
+    for response in Response.objects.filter(project=mini_project):
+        rubric = {c.pk for c in criteria_for_response(response=response)}
+        for annotator_id in set(Label.objects.filter(response=response).values_list("annotator_id", flat=True)):
+            decided = Label.objects.filter(response=response, annotator_id=annotator_id, criterion_id__in=rubric).count()
+            assert labelrows.progress_counts(response_id=response.pk, annotator_id=annotator_id) == (decided, len(rubric))
+    shared_case_response = Response.objects.get(project=mini_project, external_id="r3")  # case c2: project rubric
+    assert labelrows.progress_counts(response_id=shared_case_response.pk, annotator_id=0) == (0, 2)
+    own_case_response = Response.objects.get(project=mini_project, external_id="r1")  # case c1: its own 3 criteria
+    assert labelrows.progress_counts(response_id=own_case_response.pk, annotator_id=0) == (0, 3)
