@@ -9,7 +9,6 @@ PostgreSQL the per-row foreign-key triggers are then skipped for the COPY
 privilege the insert simply runs with the triggers). Unique constraints are indexes, not
 triggers, and are enforced either way. At 250,000 rows the triggers cost more than the COPY.
 """
-import threading
 from collections.abc import Iterable, Sequence
 
 from django.db import connection
@@ -18,46 +17,23 @@ BATCH_ROWS = 5000
 
 
 def insert_rows(table: str, columns: Sequence[str], rows: Iterable[tuple], *, references_checked: bool = False) -> int:
-    if connection.vendor == "postgresql":
-        connection.ensure_connection()
-        return _copy_rows(connection.connection, _copy_sql(table, columns), rows, references_checked=references_checked)
-    cols = ", ".join(connection.ops.quote_name(c) for c in columns)
-    count = 0
-    with connection.cursor() as cursor:
-        sql = f"INSERT INTO {connection.ops.quote_name(table)} ({cols}) VALUES ({', '.join(['%s'] * len(columns))})"
-        batch: list[tuple] = []
+    """Insert ``rows`` (tuples in the order of ``columns``); returns how many."""
+    with RowWriter(table, columns, references_checked=references_checked) as out:
         for row in rows:
-            batch.append(row)
-            if len(batch) >= BATCH_ROWS:
-                cursor.executemany(sql, batch)
-                count += len(batch)
-                batch.clear()
-        if batch:
-            cursor.executemany(sql, batch)
-            count += len(batch)
-    return count
+            out.write(row)
+    return out.count
+
+
+def _executemany(table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    cols = ", ".join(connection.ops.quote_name(c) for c in columns)
+    sql = f"INSERT INTO {connection.ops.quote_name(table)} ({cols}) VALUES ({', '.join(['%s'] * len(columns))})"
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _copy_sql(table: str, columns: Sequence[str]) -> str:
     cols = ", ".join(connection.ops.quote_name(c) for c in columns)
     return f"COPY {connection.ops.quote_name(table)} ({cols}) FROM STDIN"
-
-
-def _copy_rows(raw, sql: str, rows: Iterable[tuple], *, references_checked: bool) -> int:
-    """COPY ``rows`` on the psycopg connection ``raw`` (any thread), FK triggers skipped when
-    the caller checked the references and the role may."""
-    count = 0
-    with raw.cursor() as cursor:
-        replica = references_checked and _raw_replica_role(cursor)
-        try:
-            with cursor.copy(sql) as stream:
-                for row in rows:
-                    stream.write_row(row)
-                    count += 1
-        finally:
-            if replica:
-                cursor.execute("SET LOCAL session_replication_role = origin")
-    return count
 
 
 def lock_key_share(table: str, where: str, params: Sequence) -> None:
@@ -68,39 +44,73 @@ def lock_key_share(table: str, where: str, params: Sequence) -> None:
         cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(table)} WHERE {where} FOR KEY SHARE", params)
 
 
-class PendingInsert:
-    """An ``insert_rows`` running in a background thread on the *same* PostgreSQL connection
-    (psycopg 3 connections may be shared between threads), so that the server inserts one
-    file's rows while Python validates the next. The caller must not use the connection
-    until ``wait()`` returns; ``wait()`` re-raises the thread's error.
+class RowWriter:
+    """Rows inserted one at a time as the caller produces them (a context manager).
+
+    On PostgreSQL the rows go into a COPY that the server consumes while Python goes on
+    validating the next lines, so the two cores work at once; elsewhere they are inserted in
+    batches. A COPY holds the connection: ``pause()`` ends the running one so the caller may
+    query (to create a user a later row needs, say), and the next ``write`` starts another.
+    Leaving the block on an exception abandons the rows (the transaction rolls back anyway).
+    ``references_checked`` as for ``insert_rows``.
     """
 
-    def __init__(self, table: str, columns: Sequence[str], rows: list[tuple], *, references_checked: bool):
+    def __init__(self, table: str, columns: Sequence[str], *, references_checked: bool = False):
+        self.table, self.columns, self.references_checked = table, tuple(columns), references_checked
         self.count = 0
-        self.error: BaseException | None = None
-        if connection.vendor != "postgresql":  # SQLite connections stay in their thread
-            self.count = insert_rows(table, columns, rows, references_checked=references_checked)
-            self._thread = None
+        self._postgres = connection.vendor == "postgresql"
+        self._batch: list[tuple] = []
+        self._copy_cm = self._copy = self._cursor = None
+        self._replica = False
+
+    def __enter__(self) -> "RowWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.pause()
+        elif self._copy_cm is not None:
+            try:  # tell the server the COPY failed; the caller's error is the one that matters
+                self._copy_cm.__exit__(exc_type, exc, tb)
+            except Exception:  # noqa: BLE001, S110 - the transaction is rolled back either way
+                pass
+            self._copy_cm = self._copy = None
+            self._cursor.close()
+
+    def write(self, row: tuple) -> None:
+        self.count += 1
+        if not self._postgres:
+            self._batch.append(row)
+            if len(self._batch) >= BATCH_ROWS:
+                self._flush_batch()
             return
-        connection.ensure_connection()
-        raw, sql = connection.connection, _copy_sql(table, columns)
+        if self._copy is None:
+            connection.ensure_connection()
+            self._cursor = connection.connection.cursor()
+            self._replica = self.references_checked and _raw_replica_role(self._cursor)
+            self._copy_cm = self._cursor.copy(_copy_sql(self.table, self.columns))
+            self._copy = self._copy_cm.__enter__()
+        self._copy.write_row(row)
 
-        def copy() -> None:
-            try:
-                self.count = _copy_rows(raw, sql, rows, references_checked=references_checked)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller in wait()
-                self.error = exc
+    def pause(self) -> None:
+        """Finish the rows written so far, so the connection is free until the next ``write``."""
+        if not self._postgres:
+            self._flush_batch()
+            return
+        if self._copy_cm is None:
+            return
+        try:
+            self._copy_cm.__exit__(None, None, None)
+            if self._replica:
+                self._cursor.execute("SET LOCAL session_replication_role = origin")
+        finally:
+            self._copy_cm = self._copy = None
+            self._cursor.close()
 
-        self._thread = threading.Thread(target=copy, name=f"copy-{table}", daemon=True)
-        self._thread.start()
-
-    def wait(self) -> int:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        if self.error is not None:
-            raise self.error
-        return self.count
+    def _flush_batch(self) -> None:
+        if self._batch:
+            _executemany(self.table, self.columns, self._batch)
+            self._batch = []
 
 
 def _raw_replica_role(cursor) -> bool:

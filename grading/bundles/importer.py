@@ -111,13 +111,9 @@ class _Importer(LabelJudgmentSteps):
             responses_written = self._responses()
             self.lookups = self._lookups()
             existing_judgments = self._existing_judgments()
-            label_copy, label_changes = self._labels()
-            try:
-                judgment_rows, judgment_changes = self._judgments(existing_judgments)
-            finally:
-                labels_written = label_copy.wait()  # never leave a COPY running on an error
+            labels_written, label_changes = self._labels()
             labels_written += self._label_changes_apply(label_changes)
-            judgments_written = self._judgments_write(judgment_rows, judgment_changes)
+            judgments_written = self._judgments(existing_judgments)
             counts = {
                 "cases": cases_written, "criteria": criteria_written, "responses": responses_written,
                 "labels": labels_written, "judgments": judgments_written,

@@ -3,17 +3,19 @@
 
 Mixed into the importer. Each line is checked by a fast path built for the well-formed
 case; anything unusual falls back to the field validators, which name the offending field.
-Labels are written by a COPY running on the same connection while the judgments are
-validated, so judgment validation never touches the database.
+Valid rows go straight into a COPY (``fastinsert.RowWriter``) that the server inserts while
+Python validates the following lines; the first bad line aborts the import and the
+transaction takes back whatever was copied before it.
 """
 import json
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 
 from annotation.decisions import DecisionError, decision_validate
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
 from annotation.services import label_save
-from evalsite.fastinsert import PendingInsert, insert_rows, lock_key_share
+from evalsite.fastinsert import RowWriter, lock_key_share
 
 from ..models import Judge, Judgment
 from . import validate as v
@@ -35,10 +37,12 @@ class LabelJudgmentSteps:
         }
         criteria = {}
         cases_with_own = set()
+        shapes: dict[tuple, tuple] = {}  # criteria with the same kind and options validate alike
         for ext, pk, case_id, kind, options, version in self.project.criteria.values_list(
             "external_id", "pk", "case_id", "kind", "options", "rubric_version_id"
         ):
-            criteria[ext] = (pk, case_id, kind, options, version)
+            shape = (kind, json.dumps(options, sort_keys=True))
+            criteria[ext] = (pk, case_id, kind, options, version, shapes.setdefault(shape, shape))
             if case_id is not None:
                 cases_with_own.add(case_id)
         return responses, criteria, cases_with_own
@@ -60,10 +64,14 @@ class LabelJudgmentSteps:
             raise v.FieldError("criterion_id", f"criterion_id {criterion_id!r} is not in the rubric of response {response_id!r}'s case")
         return response_pk, criterion
 
-    def _labels(self) -> tuple[PendingInsert, list]:
+    def _labels(self) -> tuple[int, list]:
+        """Validate labels.jsonl and write its new labels while reading it; returns how many were
+        written and the changed ones (applied afterwards, with history)."""
         responses, criteria, cases_with_own = self.lookups
         User = get_user_model()
-        users = dict(User.objects.values_list("username", "pk"))
+        # Every user a label may name, locked against deletion until the import commits: the
+        # labels' COPY skips the foreign-key triggers (see fastinsert).
+        users = dict(_locked_users())
         members = {
             user_id: (cohort_id, role)
             for user_id, cohort_id, role in CohortMembership.objects.filter(project=self.project).values_list("user_id", "cohort_id", "role")
@@ -82,8 +90,14 @@ class LabelJudgmentSteps:
         required = ("response_id", "criterion_id", "cohort", "annotator")
         optional = ("role", "verdict", "option", "value", "rationale", "evidence", "time_spent_seconds")
         required_set, allowed_set = set(required), set(required) | set(optional)
-
-        def rows():
+        out = RowWriter(
+            Label._meta.db_table,
+            ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
+             "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence", "time_spent_seconds",
+             "revision", "created_at", "updated_at"),
+            references_checked=True,
+        )
+        with out:
             for number, obj in self.reader.iter_jsonl("labels.jsonl"):
                 try:
                     keys = obj.keys()
@@ -112,15 +126,18 @@ class LabelJudgmentSteps:
                     if seconds is not None:
                         seconds = v.number(obj, "time_spent_seconds")
                     user_pk = users.get(username)
-                    if user_pk is None:
+                    if user_pk is None:  # the COPY pauses for the few new users and memberships
+                        out.pause()
                         user_pk = users[username] = User.objects.create_user(username=username).pk
                     member = members.get(user_pk)
                     if member is None:
+                        out.pause()
                         CohortMembership.objects.create(project=self.project, cohort_id=cohort_pk, user_id=user_pk, role=role)
                         members[user_pk] = (cohort_pk, role)
                     elif member[0] != cohort_pk:
                         raise v.FieldError("cohort", f"annotator {username!r} already belongs to another cohort of this project")
                     elif role == CohortMembership.CHECKER and member[1] != role:
+                        out.pause()
                         CohortMembership.objects.filter(project=self.project, user_id=user_pk).update(role=role)
                         members[user_pk] = (cohort_pk, role)
                     key = (response_pk, criterion[0], user_pk)
@@ -134,26 +151,12 @@ class LabelJudgmentSteps:
                     if existing[key][1:] != state:
                         changed.append((existing[key][0], obj, decision, rationale, evidence, role))
                     continue
-                yield (
+                out.write((
                     project_pk, response_pk, criterion[0], criterion[4], cohort_pk, user_pk, role, batch_pk,
                     decision.verdict, decision.option_label, decision.value, rationale,
                     json.dumps(evidence) if evidence else "[]", seconds, 1, stamp, stamp,
-                )
-
-        # Validate everything first: PostgreSQL's COPY holds the connection, so the users and
-        # memberships created while validating must be written before it starts.
-        label_rows = list(rows())
-        # Validation is done and the users and memberships it needed exist: the server can
-        # now insert the labels while Python validates the judgments.
-        pending = PendingInsert(
-            Label._meta.db_table,
-            ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
-             "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence", "time_spent_seconds",
-             "revision", "created_at", "updated_at"),
-            label_rows,
-            references_checked=self._lock_users({row[5] for row in label_rows}),
-        )
-        return pending, changed
+                ))
+        return out.count, changed
 
     def _label_changes_apply(self, changed: list) -> int:
         for pk, obj, decision, rationale, evidence, role in changed:
@@ -174,9 +177,9 @@ class LabelJudgmentSteps:
             )
         }
 
-    def _judgments(self, existing: dict) -> tuple[list[tuple], list]:
-        """Validate judgments.jsonl without touching the database (the labels' COPY may be
-        running on the connection); judges it names for the first time are created later."""
+    def _judgments(self, existing: dict) -> int:
+        """Validate judgments.jsonl and write its new judgments while reading it; judges named
+        for the first time are created on the way (the COPY pauses for them)."""
         responses, criteria, cases_with_own = self.lookups
         changed: list[tuple[int, object, bool, dict]] = []
         seen: set[tuple] = set()
@@ -187,8 +190,14 @@ class LabelJudgmentSteps:
         optional = ("judge_model", "condition", "sample", "verdict", "option", "value", "explanation",
                     "evidence", "raw", "tokens_in", "tokens_out", "latency_ms")
         required_set, allowed_set = set(required), set(required) | set(optional)
-
-        def rows():
+        out = RowWriter(
+            Judgment._meta.db_table,
+            ("judge_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
+             "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in",
+             "tokens_out", "latency_ms", "cost_usd", "created_at"),
+            references_checked=True,
+        )
+        with out:
             for number, obj in self.reader.iter_jsonl("judgments.jsonl"):
                 try:
                     keys = obj.keys()
@@ -198,7 +207,7 @@ class LabelJudgmentSteps:
                     judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
                     judge = judges.get(judge_key) if type(judge_key[0]) is str else None
                     if judge is None:
-                        found = self._judge_for(obj)
+                        found = self._judge_for(obj, out)
                         judge = judges[judge_key] = (found, found.condition, found.name)
                     sample = obj.get("sample", 0)
                     if type(sample) is not int or sample < 0:
@@ -213,7 +222,7 @@ class LabelJudgmentSteps:
                     tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
                     tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
                     latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
-                    key = (judge[0].pk or judge[0].name, response_pk, criterion[0], sample)
+                    key = (judge[0].pk, response_pk, criterion[0], sample)
                     if key in seen:
                         raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge[2]}, sample {sample})")
                     seen.add(key)
@@ -224,53 +233,44 @@ class LabelJudgmentSteps:
                     if existing[key][1:] != (decision.verdict, decision.option_label, decision.value, valid):
                         changed.append((existing[key][0], decision, valid, {"explanation": explanation, "evidence": evidence, "raw": raw}))
                     continue
-                yield (
-                    judge[0], response_pk, criterion[0], criterion[4], sample, judge[1], decision.verdict,
+                out.write((
+                    judge[0].pk, response_pk, criterion[0], criterion[4], sample, judge[1], decision.verdict,
                     decision.option_label, decision.value, valid, False, explanation,
                     json.dumps(evidence) if evidence else "[]", raw,
                     tokens_in, tokens_out, latency, 0, stamp,
-                )
-
-        return list(rows()), changed
-
-    def _judgments_write(self, rows: list[tuple], changed: list) -> int:
-        for judge in self.judges.values():
-            if judge.pk is None:
-                judge.save()
-        written = insert_rows(
-            Judgment._meta.db_table,
-            ("judge_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
-             "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in",
-             "tokens_out", "latency_ms", "cost_usd", "created_at"),
-            [(row[0].pk, *row[1:]) for row in rows],
-            references_checked=True,
-        )
+                ))
         for pk, decision, valid, extra in changed:
             Judgment.objects.filter(pk=pk).update(
                 verdict=decision.verdict, option_label=decision.option_label, value=decision.value, valid=valid, **extra
             )
-        return written + len(changed)
+        return out.count + len(changed)
 
-    def _lock_users(self, user_ids) -> bool:
-        ids = list(user_ids)
-        if ids:
-            lock_key_share(get_user_model()._meta.db_table, "id = ANY(%s)", [ids])
-        return True
-
-    def _judge_for(self, obj: dict) -> Judge:
+    def _judge_for(self, obj: dict, out: RowWriter) -> Judge:
         name = v.string(obj, "judge")
         condition = obj.get("condition")
         if condition is not None:
             v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED))
         judge = self.judges.get(name)
-        if judge is None:  # saved by _judgments_write, once the connection is free
-            judge = self.judges[name] = Judge(
-                project=self.project, name=name, backend=Judge.REPLAY,
-                model=v.string(obj, "judge_model", required=False), condition=condition or Judge.ANONYMIZED,
+        if judge is None:
+            model = v.string(obj, "judge_model", required=False)
+            out.pause()
+            judge = self.judges[name] = Judge.objects.create(
+                project=self.project, name=name, backend=Judge.REPLAY, model=model, condition=condition or Judge.ANONYMIZED,
             )
         elif condition is not None and condition != judge.condition:
             raise v.FieldError("condition", f"condition {condition!r} differs from judge {name!r}'s condition {judge.condition!r}")
         return judge
+
+
+def _locked_users() -> list[tuple[str, int]]:
+    """(username, pk) of every user; on PostgreSQL locked against deletion until the import
+    commits, in the same statement (a handful of rows: annotators, not items)."""
+    User = get_user_model()
+    column = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
+    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column}, id FROM {connection.ops.quote_name(User._meta.db_table)}{lock}")
+        return cursor.fetchall()
 
 
 def _decision_fields(obj: dict, *, allow_invalid: bool) -> dict:
@@ -281,8 +281,9 @@ def _decision_fields(obj: dict, *, allow_invalid: bool) -> dict:
 
 
 class _DecisionMemo:
-    """Validates a line's decision against its criterion, remembering every (criterion,
-    decision) pair already seen: a 30-criterion study repeats a few dozen of them 10^5 times."""
+    """Validates a line's decision against its criterion, remembering every (criterion shape,
+    decision) pair already seen: a study repeats a handful of them 10^5 times. The shape is
+    the criterion's kind and options, which are all the validation looks at."""
 
     def __init__(self, *, allow_invalid: bool):
         self.allow_invalid = allow_invalid
@@ -290,7 +291,7 @@ class _DecisionMemo:
 
     def __call__(self, obj: dict, criterion: tuple):
         value = obj.get("value")
-        key = (criterion[0], obj.get("verdict"), obj.get("option"), value, type(value), "verdict" in obj)
+        key = (criterion[5], obj.get("verdict"), obj.get("option"), value, type(value), "verdict" in obj)
         try:
             return self.memo[key]
         except (KeyError, TypeError):  # TypeError: an unhashable value, which validation rejects
