@@ -101,8 +101,12 @@ def test_option_shuffling_moves_options_but_the_score_follows_the_option(make_ju
     assert len(orders) > 1  # positions changed ...
     assert scores == {("tone", "good", 1.0), ("length", "right", 1.0)}  # ... scores did not
 
-    plain = make_judge(name="unshuffled")
+    # Another model, so the request cache cannot answer it: a seed whose shuffle happens to keep
+    # the original order (1 in 24 per seed; the seeds mix in database ids) made the same prompt.
+    plain = make_judge(name="unshuffled", model="judge-model-plain")
+    requests_before = len(chat_server.requests)
     run_judge(plain, scope={"responses": ["r3"], "criteria": ["tone"]})
+    assert len(chat_server.requests) == requests_before + 1
     listed = user_text(chat_server.requests[-1]).split("<options>\n", 1)[1].split("\n</options>", 1)[0]
     assert listed == "- poor\n- ok\n- good\n- n/a"
 
