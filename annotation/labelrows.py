@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection
+from django.db.models import DEFERRED
 from django.http import Http404
 from django.utils import timezone
 
@@ -42,13 +43,15 @@ def _select(alias: str, columns: tuple[str, ...]) -> str:
 
 
 def _instance(model, columns: tuple[str, ...], values):
-    """A model instance from raw column values (the others deferred), JSON columns decoded."""
-    values = list(values)
-    for i, name in enumerate(columns):
-        field = model._meta.get_field(name)
-        if values[i] is not None and hasattr(field, "from_db_value"):
-            values[i] = field.from_db_value(values[i], None, connection)
-    return model.from_db(connection.alias, list(columns), values)
+    """A model instance from raw column values (the other fields deferred), JSON decoded."""
+    given = dict(zip(columns, values))
+    row = []
+    for field in model._meta.concrete_fields:  # from_db takes values in the model's field order
+        value = given.get(field.attname, DEFERRED)
+        if value is not None and value is not DEFERRED and hasattr(field, "from_db_value"):
+            value = field.from_db_value(value, None, connection)
+        row.append(value)
+    return model.from_db(connection.alias, list(columns), row)
 
 
 @dataclass
@@ -70,8 +73,9 @@ class LabelTarget:
 def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTarget:
     """Lock the user's own assignment (404 for anybody else's) and read the criterion and label.
 
-    The lock comes first, in its own statement, so the read that follows sees every save that
-    committed while this one waited for it.
+    The lock comes first, in its own statement, so the read that follows sees every save from
+    the labeling page that committed while this one waited for it. The label itself is not
+    locked: a change made elsewhere (admin, import) is caught by the revision-guarded write.
     """
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     with connection.cursor() as cursor:
@@ -145,9 +149,6 @@ def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new
             [label_id, user.pk, stamp, action, ops.adapt_json_value(old, None) if old is not None else None,
              ops.adapt_json_value(new, None)],
         )
-        if a.status == Assignment.OPEN:
-            cursor.execute(f"UPDATE {_A} SET status = %s WHERE id = %s", [Assignment.IN_PROGRESS, a.pk])
-            a.status = Assignment.IN_PROGRESS
     label = target.label or Label(
         id=label_id, project_id=a.project_id, response_id=a.response_id, criterion_id=c.pk, cohort_id=a.cohort_id,
         annotator_id=user.pk, assignment_id=a.pk, created_at=now,
@@ -157,6 +158,28 @@ def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new
         setattr(label, name, value)
     label.rubric_version_id, label.revision, label.updated_at = c.rubric_version_id, revision, now
     return label
+
+
+def label_lock(*, target: LabelTarget, user) -> Label | None:
+    """The annotator's label for the target's criterion read again, locked this time (after a
+    write found it changed since the first read)."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_select('l', LABEL_COLUMNS)} FROM {_L} l"
+            f" WHERE l.response_id = %s AND l.criterion_id = %s AND l.annotator_id = %s{lock}",
+            [target.assignment.response_id, target.criterion.pk, user.pk],
+        )
+        row = cursor.fetchone()
+    return _instance(Label, LABEL_COLUMNS, row) if row else None
+
+
+def assignment_mark_in_progress(assignment: Assignment) -> None:
+    """An open assignment becomes "in progress" with its first save."""
+    if assignment.status == Assignment.OPEN:
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {_A} SET status = %s WHERE id = %s", [Assignment.IN_PROGRESS, assignment.pk])
+        assignment.status = Assignment.IN_PROGRESS
 
 
 def progress_counts(*, response_id: int, annotator_id: int) -> tuple[int, int]:

@@ -115,15 +115,24 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     if new_versions:
         # COPY rather than bulk_create: PostgreSQL's bulk_create sends arrays whose client-side
         # escaping took half a second for 250 versions of 30 criteria.
-        stamp = connection.ops.adapt_datetimefield_value(timezone.now())
+        now = timezone.now()
+        stamp = connection.ops.adapt_datetimefield_value(now)
         insert_rows(
             RubricVersion._meta.db_table, ("project_id", "case_id", "content_hash", "content", "is_current", "created_at"),
             [(project.pk, case_id, digest, json.dumps(canonical), True, stamp) for case_id, digest, canonical in new_versions],
         )
-        current = {(v.case_id, v.content_hash): v for v in RubricVersion.objects.filter(project=project, is_current=True)}
-        for index, case, _, digest in changed_scopes:
+        pks = {
+            (case_id, digest): pk
+            for pk, case_id, digest in RubricVersion.objects.filter(project=project, is_current=True)
+            .values_list("pk", "case_id", "content_hash")
+        }
+        for index, case, canonical, digest in changed_scopes:
             if results[index] is None:
-                results[index] = current[(case.pk if case else None, digest)]
+                case_id = case.pk if case else None
+                version = RubricVersion(pk=pks[(case_id, digest)], project=project, case=case, content_hash=digest,
+                                        content=canonical, is_current=True, created_at=now)
+                version._state.adding = False
+                results[index] = version
     for index, *_ in changed_scopes:
         results[index] = (results[index], True)
 

@@ -142,7 +142,7 @@ def criteria_for_response(*, response: Response) -> list[Criterion]:
 def criterion_get_for_assignment(*, assignment: Assignment, criterion_id: int) -> Criterion:
     """A criterion of the assignment's rubric, or 404."""
     # order_by(): the models' default orderings follow foreign keys, and resolving them costs
-    # more than the query itself on this hot path (one call per click).
+    # more than the query itself.
     criterion = Criterion.objects.filter(pk=criterion_id, project_id=assignment.project_id).order_by().first()
     if criterion is None:
         raise Http404("No such criterion")

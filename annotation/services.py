@@ -5,24 +5,24 @@ Every change of a label (creation, edit, checker override, re-import) appends on
 ``LabelHistory`` row with who, when, the old and the new state, inside the same transaction
 as the change, so no change can be stored without its history.
 """
+from types import SimpleNamespace
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
 from .decisions import DecisionError, decision_validate
-from .labelrows import label_row_write, label_target_lock
+from .labelrows import assignment_mark_in_progress, label_lock, label_row_write, label_target_lock
 from .markdown import quote_in_response
-from .models import Assignment, Cohort, Criterion, Label, LabelHistory, Response
+from .models import Assignment, Cohort, CohortMembership, Criterion, Label, LabelHistory, Response
 from .selectors import (
     assignment_get_for_checker, criteria_for_response, criterion_get_for_assignment,
 )
 
-_READ = object()  # label_save(locked_label=...) default: read and lock the label itself
 
-
-def label_state(label: Label) -> dict:
-    """The part of a label its history records."""
+def label_state(label) -> dict:
+    """The part of a label its history records (of a Label, or of anything with its fields)."""
     return {
         "verdict": label.verdict,
         "option": label.option_label,
@@ -51,15 +51,12 @@ def label_save(
     expected_revision: int | None = None,
     action: str = "set",
     note: str = "",
-    locked_label: Label | None = _READ,  # type: ignore[assignment]
 ) -> Label:
     """Create or change the label of ``annotator`` for (response, criterion) and log it.
 
     ``rationale`` / ``evidence`` left as None keep their stored value. With
     ``expected_revision`` the change is refused (ValidationError) when somebody else changed
     the label since that revision, instead of silently overwriting their work.
-    ``locked_label`` is for callers that already hold that label row (or None: no label yet)
-    under ``select_for_update`` in the enclosing transaction; it saves reading it twice.
     """
     try:
         decision = decision_validate(
@@ -72,14 +69,12 @@ def label_save(
 
     # order_by("pk"): the model's default ordering joins criterion -> case (nullable), and
     # PostgreSQL refuses FOR UPDATE on the nullable side of an outer join.
-    label = locked_label
-    if label is _READ:
-        label = (
-            Label.objects.select_for_update()
-            .filter(response=response, criterion=criterion, annotator=annotator)
-            .order_by("pk")
-            .first()
-        )
+    label = (
+        Label.objects.select_for_update()
+        .filter(response=response, criterion=criterion, annotator=annotator)
+        .order_by("pk")
+        .first()
+    )
     if label is None:
         label = Label(
             project_id=response.project_id,
@@ -163,12 +158,39 @@ def label_record(
     ``labelrows`` (plain SQL) rather than ``label_save``; the rules are the same.
     """
     target = label_target_lock(assignment_id=assignment_id, criterion_id=criterion_id, user=user)
-    assignment, criterion, label = target.assignment, target.criterion, target.label
+    assignment, criterion = target.assignment, target.criterion
     if assignment.status not in (Assignment.OPEN, Assignment.IN_PROGRESS):
         raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
     if criterion is None:
         raise Http404("No such criterion")
+    asked = {"verdict": verdict, "option_label": option_label, "value": value, "rationale": rationale,
+             "evidence_add": evidence_add, "evidence_remove": evidence_remove, "expected_revision": expected_revision}
+    for _attempt in range(2):
+        label = target.label
+        changes = _label_changes(target, label, **asked)
+        if changes is None:  # a retry of a change that is already stored
+            return assignment, criterion, label
+        old, new = (label_state(label) if label else None), label_state(SimpleNamespace(**changes))
+        if old == new:
+            break
+        saved = label_row_write(target=target, changes=changes, old=old, new=new, user=user, action="annotate")
+        if saved is not None:
+            label = saved
+            break
+        # Changed elsewhere (admin, import) between the read and the write: read it again,
+        # locked now, and judge the click against what is really there.
+        target.label = label_lock(target=target, user=user)
+    else:
+        raise LabelConflict(target.label)
+    assignment_mark_in_progress(assignment)
+    return assignment, criterion, label
 
+
+def _label_changes(target, label: Label | None, *, verdict, option_label, value, rationale, evidence_add,
+                   evidence_remove, expected_revision) -> dict | None:
+    """The label's fields after one click from the labeling page, validated; None when the click
+    repeats a change already stored; ``LabelConflict`` when it was made against an older label."""
+    criterion = target.criterion
     if verdict is None and option_label is None and value is None:
         if label is None:
             raise ValidationError({"verdict": "choose a decision first, then add a rationale or evidence"})
@@ -196,26 +218,13 @@ def label_record(
     current_revision = label.revision if label else 0
     if expected_revision is not None and expected_revision != current_revision:
         if label is not None and _label_would_be(label, decision, rationale, evidence):
-            return assignment, criterion, label
+            return None
         raise LabelConflict(label)
-    changes = {
+    return {
         "verdict": decision.verdict, "option_label": decision.option_label, "value": decision.value,
         "rationale": rationale if rationale is not None else (label.rationale if label else ""),
-        "evidence": evidence, "role": "annotator",
+        "evidence": evidence, "role": CohortMembership.ANNOTATOR,
     }
-    old = label_state(label) if label else None
-    new = {"verdict": changes["verdict"], "option": changes["option_label"], "value": changes["value"],
-           "rationale": changes["rationale"], "evidence": list(evidence), "role": "annotator"}
-    if old == new:
-        return assignment, criterion, label
-    saved = label_row_write(target=target, changes=changes, old=old, new=new, user=user, action="annotate")
-    if saved is None:  # changed elsewhere between the read and the write: report, never overwrite
-        raise LabelConflict(
-            Label.objects.filter(response_id=assignment.response_id, criterion_id=criterion.pk, annotator_id=user.pk)
-            .order_by()
-            .first()
-        )
-    return assignment, criterion, saved
 
 
 def _checker_save(*, assignment, criterion, checker, source: Label, action: str, note: str, **decision) -> Label:

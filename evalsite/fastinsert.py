@@ -11,7 +11,13 @@ triggers, and are enforced either way. At 250,000 rows the triggers cost more th
 """
 from collections.abc import Iterable, Sequence
 
+from django.db import DatabaseError as DjangoDatabaseError
 from django.db import connection
+
+try:
+    from psycopg import Error as DatabaseError
+except ImportError:  # an install without PostgreSQL support: no COPY, nothing to catch
+    DatabaseError = ()  # type: ignore[assignment,misc]
 
 BATCH_ROWS = 5000
 
@@ -44,14 +50,21 @@ def lock_key_share(table: str, where: str, params: Sequence) -> None:
         cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(table)} WHERE {where} FOR KEY SHARE", params)
 
 
+class InsertFailed(Exception):
+    """The database refused rows of a bulk insert (a constraint, a value out of range); the
+    message is the database's. The transaction must be rolled back."""
+
+
 class RowWriter:
-    """Rows inserted one at a time as the caller produces them (a context manager).
+    """Rows inserted one at a time as the caller produces them (a context manager, used inside
+    a transaction).
 
     On PostgreSQL the rows go into a COPY that the server consumes while Python goes on
     validating the next lines, so the two cores work at once; elsewhere they are inserted in
     batches. A COPY holds the connection: ``pause()`` ends the running one so the caller may
     query (to create a user a later row needs, say), and the next ``write`` starts another.
-    Leaving the block on an exception abandons the rows (the transaction rolls back anyway).
+    Leaving the block on an exception abandons the COPY in progress; rows already inserted
+    stay until the caller's transaction rolls back. A refused row raises ``InsertFailed``.
     ``references_checked`` as for ``insert_rows``.
     """
 
@@ -61,9 +74,11 @@ class RowWriter:
         self._postgres = connection.vendor == "postgresql"
         self._batch: list[tuple] = []
         self._copy_cm = self._copy = self._cursor = None
-        self._replica = False
+        self._replica_allowed: bool | None = None  # asked once per writer
 
     def __enter__(self) -> "RowWriter":
+        if not connection.in_atomic_block:
+            raise RuntimeError("RowWriter runs inside a transaction (transaction.atomic)")
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -84,13 +99,23 @@ class RowWriter:
             if len(self._batch) >= BATCH_ROWS:
                 self._flush_batch()
             return
-        if self._copy is None:
-            connection.ensure_connection()
-            self._cursor = connection.connection.cursor()
-            self._replica = self.references_checked and _raw_replica_role(self._cursor)
-            self._copy_cm = self._cursor.copy(_copy_sql(self.table, self.columns))
-            self._copy = self._copy_cm.__enter__()
-        self._copy.write_row(row)
+        try:
+            if self._copy is None:
+                self._start()
+            self._copy.write_row(row)
+        except DatabaseError as exc:
+            raise InsertFailed(str(exc).strip()) from exc
+
+    def _start(self) -> None:
+        connection.ensure_connection()
+        self._cursor = connection.connection.cursor()
+        if self.references_checked:
+            if self._replica_allowed is None:
+                self._replica_allowed = _replica_role_allowed(self._cursor)
+            if self._replica_allowed:
+                self._cursor.execute("SET LOCAL session_replication_role = replica")
+        self._copy_cm = self._cursor.copy(_copy_sql(self.table, self.columns))
+        self._copy = self._copy_cm.__enter__()
 
     def pause(self) -> None:
         """Finish the rows written so far, so the connection is free until the next ``write``."""
@@ -101,24 +126,36 @@ class RowWriter:
             return
         try:
             self._copy_cm.__exit__(None, None, None)
-            if self._replica:
+            if self._replica_allowed and self.references_checked:
                 self._cursor.execute("SET LOCAL session_replication_role = origin")
+        except DatabaseError as exc:
+            raise InsertFailed(str(exc).strip()) from exc
         finally:
             self._copy_cm = self._copy = None
             self._cursor.close()
 
     def _flush_batch(self) -> None:
         if self._batch:
-            _executemany(self.table, self.columns, self._batch)
+            try:
+                _executemany(self.table, self.columns, self._batch)
+            except DjangoDatabaseError as exc:
+                raise InsertFailed(str(exc).strip()) from exc
             self._batch = []
 
 
-def _raw_replica_role(cursor) -> bool:
+def _replica_role_allowed(cursor) -> bool:
+    """Whether this role may skip foreign-key triggers (``session_replication_role``): asked of
+    PostgreSQL 15+ directly, tried inside a savepoint on older servers."""
+    if cursor.connection.info.server_version >= 150000:
+        cursor.execute("SELECT has_parameter_privilege('session_replication_role', 'SET')")
+        return bool(cursor.fetchone()[0])
     cursor.execute("SAVEPOINT evalsite_replica")
     try:
         cursor.execute("SET LOCAL session_replication_role = replica")
-    except Exception:  # noqa: BLE001 - no privilege: keep the triggers
+    except DatabaseError:  # no privilege: keep the triggers
         cursor.execute("ROLLBACK TO SAVEPOINT evalsite_replica")
+        cursor.execute("RELEASE SAVEPOINT evalsite_replica")
         return False
+    cursor.execute("SET LOCAL session_replication_role = origin")
     cursor.execute("RELEASE SAVEPOINT evalsite_replica")
     return True

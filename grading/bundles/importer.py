@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotation.decisions import DecisionError
 from annotation.models import Case, Cohort, ImportBatch, Project, Response
 from annotation.rubrics import rubrics_freeze
-from evalsite.fastinsert import insert_rows
+from evalsite.fastinsert import InsertFailed, insert_rows
 
 from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge
@@ -138,9 +138,9 @@ class _Importer(LabelJudgmentSteps):
             "api_key_env": v.string(obj, "api_key_env", prefix=prefix, required=False),
             "condition": v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED), prefix=prefix, default=Judge.ANONYMIZED),
             "temperature": v.number(obj, "temperature", prefix=prefix, default=0.0),
-            "samples": v.integer(obj, "samples", prefix=prefix, default=1, minimum=1),
-            "concurrency": v.integer(obj, "concurrency", prefix=prefix, default=8, minimum=1),
-            "max_retries": v.integer(obj, "max_retries", prefix=prefix, default=3),
+            "samples": v.integer(obj, "samples", prefix=prefix, default=1, minimum=1, maximum=v.SMALLINT_MAX),
+            "concurrency": v.integer(obj, "concurrency", prefix=prefix, default=8, minimum=1, maximum=v.SMALLINT_MAX),
+            "max_retries": v.integer(obj, "max_retries", prefix=prefix, default=3, maximum=v.SMALLINT_MAX),
             "price_in_per_mtok": v.number(obj, "price_in_per_mtok", prefix=prefix, default=0.0),
             "price_out_per_mtok": v.number(obj, "price_out_per_mtok", prefix=prefix, default=0.0),
             "settings": obj.get("settings") or {},
@@ -307,11 +307,14 @@ class _Importer(LabelJudgmentSteps):
                 continue
             rows.append((self.project.pk, cases[case_id], response_id, position, model, kind, text))
             position += 1
-        return insert_rows(
-            Response._meta.db_table,
-            ("project_id", "case_id", "external_id", "position", "model", "author_kind", "text"),
-            rows,
-        )
+        try:
+            return insert_rows(
+                Response._meta.db_table,
+                ("project_id", "case_id", "external_id", "position", "model", "author_kind", "text"),
+                rows,
+            )
+        except InsertFailed as exc:
+            raise BundleError("responses.jsonl", f"the database refused a row: {exc}") from exc
 
 
 def _differs(current, new) -> bool:

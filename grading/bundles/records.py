@@ -8,6 +8,7 @@ Python validates the following lines; the first bad line aborts the import and t
 transaction takes back whatever was copied before it.
 """
 import json
+from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -15,10 +16,11 @@ from django.db import connection
 from annotation.decisions import DecisionError, decision_validate
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
 from annotation.services import label_save
-from evalsite.fastinsert import RowWriter, lock_key_share
+from evalsite.fastinsert import InsertFailed, RowWriter, lock_key_share
 
 from ..models import Judge, Judgment
 from . import validate as v
+from .errors import BundleError
 
 ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
 
@@ -69,9 +71,8 @@ class LabelJudgmentSteps:
         written and the changed ones (applied afterwards, with history)."""
         responses, criteria, cases_with_own = self.lookups
         User = get_user_model()
-        # Every user a label may name, locked against deletion until the import commits: the
-        # labels' COPY skips the foreign-key triggers (see fastinsert).
-        users = dict(_locked_users())
+        users = dict(User.objects.values_list(User.USERNAME_FIELD, "pk"))
+        referenced: set[int] = set()
         members = {
             user_id: (cohort_id, role)
             for user_id, cohort_id, role in CohortMembership.objects.filter(project=self.project).values_list("user_id", "cohort_id", "role")
@@ -82,7 +83,7 @@ class LabelJudgmentSteps:
                 "pk", "response_id", "criterion_id", "annotator_id", "verdict", "option_label", "value", "rationale", "evidence", "role"
             )
         }
-        changed: list[tuple[int, dict]] = []
+        changed: list[tuple] = []
         seen: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=False)
         project_pk, batch_pk, stamp = self.project.pk, self.batch.pk, self.stamp
@@ -97,7 +98,7 @@ class LabelJudgmentSteps:
              "revision", "created_at", "updated_at"),
             references_checked=True,
         )
-        with out:
+        with self._stored("labels.jsonl"), out:
             for number, obj in self.reader.iter_jsonl("labels.jsonl"):
                 try:
                     keys = obj.keys()
@@ -146,6 +147,7 @@ class LabelJudgmentSteps:
                     seen.add(key)
                 except (v.FieldError, DecisionError) as exc:
                     self._fail(exc, "labels.jsonl", number)
+                referenced.add(user_pk)
                 state = (decision.verdict, decision.option_label, decision.value, rationale, evidence, role)
                 if key in existing:
                     if existing[key][1:] != state:
@@ -156,6 +158,7 @@ class LabelJudgmentSteps:
                     decision.verdict, decision.option_label, decision.value, rationale,
                     json.dumps(evidence) if evidence else "[]", seconds, 1, stamp, stamp,
                 ))
+        self._lock_users(referenced)
         return out.count, changed
 
     def _label_changes_apply(self, changed: list) -> int:
@@ -197,7 +200,7 @@ class LabelJudgmentSteps:
              "tokens_out", "latency_ms", "cost_usd", "created_at"),
             references_checked=True,
         )
-        with out:
+        with self._stored("judgments.jsonl"), out:
             for number, obj in self.reader.iter_jsonl("judgments.jsonl"):
                 try:
                     keys = obj.keys()
@@ -205,13 +208,16 @@ class LabelJudgmentSteps:
                         v.check_keys(obj, required=required, optional=optional)
                     response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
                     judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
-                    judge = judges.get(judge_key) if type(judge_key[0]) is str else None
+                    try:
+                        judge = judges.get(judge_key) if type(judge_key[0]) is str else None
+                    except TypeError:  # an unhashable value, which _judge_for names
+                        judge = None
                     if judge is None:
                         found = self._judge_for(obj, out)
                         judge = judges[judge_key] = (found, found.condition, found.name)
                     sample = obj.get("sample", 0)
-                    if type(sample) is not int or sample < 0:
-                        sample = v.integer(obj, "sample", default=0)
+                    if type(sample) is not int or not 0 <= sample <= v.SMALLINT_MAX:
+                        sample = v.integer(obj, "sample", default=0, maximum=v.SMALLINT_MAX)
                     decision = decide(obj, criterion)
                     explanation, raw = obj.get("explanation", ""), obj.get("raw", "")
                     if type(explanation) is not str or type(raw) is not str:
@@ -219,8 +225,8 @@ class LabelJudgmentSteps:
                         raw = v.string(obj, "raw", required=False, blank=True)
                     evidence = obj.get("evidence")
                     evidence = [] if evidence is None or evidence == [] else v.string_list(obj, "evidence")
-                    tokens_in = v.integer(obj, "tokens_in", default=0) if "tokens_in" in obj else 0
-                    tokens_out = v.integer(obj, "tokens_out", default=0) if "tokens_out" in obj else 0
+                    tokens_in = v.integer(obj, "tokens_in", default=0, maximum=v.INT_MAX) if "tokens_in" in obj else 0
+                    tokens_out = v.integer(obj, "tokens_out", default=0, maximum=v.INT_MAX) if "tokens_out" in obj else 0
                     latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
                     key = (judge[0].pk, response_pk, criterion[0], sample)
                     if key in seen:
@@ -245,14 +251,37 @@ class LabelJudgmentSteps:
             )
         return out.count + len(changed)
 
+    def _lock_users(self, user_ids: set[int]) -> None:
+        """Lock the users the new labels name against deletion until the import commits (their
+        COPY skipped the foreign-key triggers), and make sure none was deleted meanwhile."""
+        if not user_ids or connection.vendor != "postgresql":
+            return  # SQLite serializes writers: nobody deleted anything while the import ran
+        User = get_user_model()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM {connection.ops.quote_name(User._meta.db_table)} WHERE id = ANY(%s) FOR KEY SHARE",
+                [sorted(user_ids)],
+            )
+            missing = user_ids - {row[0] for row in cursor.fetchall()}
+        if missing:
+            raise BundleError("labels.jsonl", f"{len(missing)} annotator account(s) were deleted while importing; import again")
+
+    @contextmanager
+    def _stored(self, name: str):
+        """A row the database refuses while a file's rows stream in is the file's error."""
+        try:
+            yield
+        except InsertFailed as exc:
+            raise BundleError(name, f"the database refused a row: {exc}") from exc
+
     def _judge_for(self, obj: dict, out: RowWriter) -> Judge:
         name = v.string(obj, "judge")
+        model = v.string(obj, "judge_model", required=False)
         condition = obj.get("condition")
         if condition is not None:
             v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED))
         judge = self.judges.get(name)
         if judge is None:
-            model = v.string(obj, "judge_model", required=False)
             out.pause()
             judge = self.judges[name] = Judge.objects.create(
                 project=self.project, name=name, backend=Judge.REPLAY, model=model, condition=condition or Judge.ANONYMIZED,
@@ -260,17 +289,6 @@ class LabelJudgmentSteps:
         elif condition is not None and condition != judge.condition:
             raise v.FieldError("condition", f"condition {condition!r} differs from judge {name!r}'s condition {judge.condition!r}")
         return judge
-
-
-def _locked_users() -> list[tuple[str, int]]:
-    """(username, pk) of every user; on PostgreSQL locked against deletion until the import
-    commits, in the same statement (a handful of rows: annotators, not items)."""
-    User = get_user_model()
-    column = connection.ops.quote_name(User._meta.get_field(User.USERNAME_FIELD).column)
-    lock = " FOR KEY SHARE" if connection.vendor == "postgresql" else ""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {column}, id FROM {connection.ops.quote_name(User._meta.db_table)}{lock}")
-        return cursor.fetchall()
 
 
 def _decision_fields(obj: dict, *, allow_invalid: bool) -> dict:

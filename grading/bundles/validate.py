@@ -44,12 +44,18 @@ def number(obj: dict, key: str, *, prefix: str = "", default: float | None = Non
     return float(value)
 
 
-def integer(obj: dict, key: str, *, prefix: str = "", default: int | None = None, minimum: int = 0) -> int | None:
+SMALLINT_MAX, INT_MAX = 32767, 2147483647  # the database columns' ranges
+
+
+def integer(obj: dict, key: str, *, prefix: str = "", default: int | None = None, minimum: int = 0,
+            maximum: int | None = None) -> int | None:
     value = obj.get(key, default)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise FieldError(prefix + key, f"field {prefix + key!r} must be an integer >= {minimum}")
+    if maximum is not None and value > maximum:
+        raise FieldError(prefix + key, f"field {prefix + key!r} must be at most {maximum}")
     return value
 
 

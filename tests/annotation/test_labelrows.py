@@ -95,3 +95,79 @@ def test_progress_counts_over_own_and_project_wide_rubrics(mini_project):
     assert labelrows.progress_counts(response_id=shared_case_response.pk, annotator_id=0) == (0, 2)
     own_case_response = Response.objects.get(project=mini_project, external_id="r1")  # case c1: its own 3 criteria
     assert labelrows.progress_counts(response_id=own_case_response.pk, annotator_id=0) == (0, 3)
+
+
+def test_without_a_revision_a_change_made_meanwhile_is_built_upon_not_refused(study, monkeypatch):
+    """The API may omit the revision: then, as before, the click applies on top of whatever is stored."""
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
+                 rationale="first")
+    real_read = services.label_target_lock
+
+    def read_then_someone_edits(**kwargs):
+        target = real_read(**kwargs)
+        _admin_edit(assignment, criterion, "cannot_assess")
+        return target
+
+    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
+    _, _, label = label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                               verdict="not_met")
+    stored = Label.objects.get(pk=label.pk)
+    assert (stored.verdict, stored.rationale, stored.revision) == ("not_met", "first", 3)
+    history = list(LabelHistory.objects.filter(label=stored).order_by("id").values_list("action", "old", "new"))
+    assert [h[0] for h in history] == ["annotate", "admin", "annotate"]
+    assert history[2][1]["verdict"] == "cannot_assess" and history[2][2]["verdict"] == "not_met"
+
+
+def test_an_update_records_the_old_state_decoded(study):
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
+                 expected_revision=0)
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                 evidence_add="An ECG is needed", expected_revision=1)
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                 verdict="not_met", expected_revision=2)
+    last = LabelHistory.objects.filter(label__criterion=criterion).order_by("-id").first()
+    assert last.old == {"verdict": "met", "option": None, "value": None, "rationale": "",
+                        "evidence": ["An ECG is needed"], "role": "annotator"}
+    assert last.new == {**last.old, "verdict": "not_met"}
+
+
+def test_a_click_that_changes_nothing_still_starts_an_open_assignment(study):
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    _admin_edit(assignment, criterion, "met")  # e.g. an imported label, before the annotator opened the item
+    assert assignment.status == "open"
+    history_before = LabelHistory.objects.count()
+    _, _, label = label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                               verdict="met", expected_revision=1)
+    assert label.revision == 1 and LabelHistory.objects.count() == history_before
+    assignment.refresh_from_db()
+    assert assignment.status == "in_progress"
+
+
+@pytest.mark.django_db
+def test_a_project_wide_criterion_is_not_part_of_a_case_with_its_own(mini_project):
+    from django.http import Http404
+
+    from annotation.models import Assignment, Cohort
+
+    ann = Label.objects.filter(project=mini_project).values_list("annotator", flat=True).first()
+    user = Label.objects.filter(annotator_id=ann).first().annotator
+    cohort = Cohort.objects.get(project=mini_project, name="group-1")
+    own = Response.objects.get(project=mini_project, external_id="r1")  # case c1: its own criteria
+    shared = Response.objects.get(project=mini_project, external_id="r3")  # case c2: the project rubric
+    Label.objects.filter(annotator=user).delete()
+    on_own, on_shared = (Assignment.objects.create(project=mini_project, cohort=cohort, response=r, annotator=user)
+                         for r in (own, shared))
+    tone, ecg = (Criterion.objects.get(project=mini_project, external_id=x) for x in ("tone", "c1-ecg"))
+    with pytest.raises(Http404):
+        label_record(assignment_id=on_own.pk, criterion_id=tone.pk, user=user, option_label="good")
+    with pytest.raises(Http404):
+        label_record(assignment_id=on_shared.pk, criterion_id=ecg.pk, user=user, verdict="met")
+    _, _, label = label_record(assignment_id=on_shared.pk, criterion_id=tone.pk, user=user, option_label="good")
+    assert label.value == 1.0
+    _, _, label = label_record(assignment_id=on_own.pk, criterion_id=ecg.pk, user=user, verdict="met")
+    assert label.verdict == "met"

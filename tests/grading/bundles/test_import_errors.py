@@ -220,3 +220,29 @@ class ImportErrorTests:
         with pytest.raises(BundleError, match="b.zip: no project.json in the zip"):
             bundle_import(path=path)
 
+
+
+@pytest.mark.django_db
+class RangeAndTypeErrorTests:
+    """Values the database columns could not hold, and unhashable values where the fast path
+    looks things up, are field errors naming the line, not database errors."""
+
+    def test_sample_beyond_the_column(self, tmp_path):
+        parts = bundle_parts()
+        parts["judgments"][1]["sample"] = 40000
+        assert_rejected(tmp_path, parts, match="judgments.jsonl line 2: field 'sample' must be at most 32767")
+
+    def test_token_count_beyond_the_column(self, tmp_path):
+        parts = bundle_parts()
+        parts["judgments"][2]["tokens_in"] = 2**31
+        assert_rejected(tmp_path, parts, match="judgments.jsonl line 3: field 'tokens_in' must be at most 2147483647")
+
+    def test_judge_samples_beyond_the_column(self, tmp_path):
+        parts = bundle_parts()
+        parts["project"]["judges"][0]["samples"] = 10**6
+        assert_rejected(tmp_path, parts, match="project.json: field 'judges[0].samples' must be at most 32767")
+
+    def test_judge_model_that_is_not_a_string(self, tmp_path):
+        parts = bundle_parts()
+        parts["judgments"][1]["judge_model"] = ["gpt-x"]
+        assert_rejected(tmp_path, parts, match="judgments.jsonl line 2: field 'judge_model' must be a string")

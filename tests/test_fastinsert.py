@@ -1,0 +1,104 @@
+"""fastinsert.RowWriter on the real databases: rows stream in, a pause frees the connection and
+puts the foreign-key triggers back, an error abandons only the rows of its savepoint, a refused
+row is reported as InsertFailed, and a role that may not skip the triggers still inserts."""
+import pytest
+from django.db import connection, transaction
+
+from evalsite.fastinsert import InsertFailed, RowWriter, insert_rows
+
+
+@pytest.fixture
+def table(db):
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE fastinsert_probe (id integer PRIMARY KEY, name text NOT NULL)")
+    yield "fastinsert_probe"
+
+
+def _rows():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, name FROM fastinsert_probe ORDER BY id")
+        return cursor.fetchall()
+
+
+def _setting(name: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SHOW {name}")
+        return cursor.fetchone()[0]
+
+
+def test_rows_written_around_a_pause_all_arrive(table):
+    with RowWriter(table, ("id", "name"), references_checked=True) as out:
+        out.write((1, "a"))
+        out.write((2, "tab\there, newline\nthere, backslash \\"))
+        out.pause()
+        assert _rows()[:1] == [(1, "a")]  # the connection is free, the rows are in
+        if connection.vendor == "postgresql":
+            assert _setting("session_replication_role") == "origin"
+        out.write((3, "c"))
+    assert out.count == 3
+    assert _rows() == [(1, "a"), (2, "tab\there, newline\nthere, backslash \\"), (3, "c")]
+    if connection.vendor == "postgresql":
+        assert _setting("session_replication_role") == "origin"
+
+
+def test_an_error_inside_abandons_the_rows_of_its_savepoint_only(table):
+    insert_rows(table, ("id", "name"), [(1, "kept")])
+    with pytest.raises(ValueError):
+        with transaction.atomic(), RowWriter(table, ("id", "name")) as out:
+            out.write((2, "gone"))
+            out.pause()
+            out.write((3, "gone too"))
+            raise ValueError("a bad line")
+    assert _rows() == [(1, "kept")]
+    insert_rows(table, ("id", "name"), [(4, "after")])  # the connection goes on working
+    assert _rows() == [(1, "kept"), (4, "after")]
+
+
+def test_a_refused_row_is_insert_failed(table):
+    with pytest.raises(InsertFailed, match="(?i)unique|duplicate"):
+        with transaction.atomic(), RowWriter(table, ("id", "name")) as out:
+            for i in range(3):
+                out.write((i, "x"))
+            out.write((1, "the same id again"))
+    assert _rows() == []
+
+
+def test_it_refuses_to_run_outside_a_transaction(transactional_db):
+    assert not connection.in_atomic_block
+    with pytest.raises(RuntimeError, match="inside a transaction"):
+        with RowWriter("fastinsert_never_created", ("id",)):
+            pass
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_role_that_may_not_skip_triggers_inserts_with_them(table):
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE evalsite_probe_role NOLOGIN")  # rolled back with the test
+        cursor.execute("GRANT ALL ON fastinsert_probe TO evalsite_probe_role")
+        cursor.execute("SET LOCAL ROLE evalsite_probe_role")
+    out = RowWriter(table, ("id", "name"), references_checked=True)
+    with out:
+        out.write((1, "a"))
+        out.pause()
+        out.write((2, "b"))
+    assert out._replica_allowed is False
+    assert _rows() == [(1, "a"), (2, "b")]
+    assert _setting("session_replication_role") == "origin"
+    with connection.cursor() as cursor:
+        cursor.execute("RESET ROLE")
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql' or connection.pg_version < 150000")
+def test_a_role_granted_the_setting_skips_them(table):
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE evalsite_probe_role NOLOGIN")  # rolled back with the test
+        cursor.execute("GRANT ALL ON fastinsert_probe TO evalsite_probe_role")
+        cursor.execute("GRANT SET ON PARAMETER session_replication_role TO evalsite_probe_role")
+        cursor.execute("SET LOCAL ROLE evalsite_probe_role")
+    out = RowWriter(table, ("id", "name"), references_checked=True)
+    with out:
+        out.write((1, "a"))
+    assert out._replica_allowed is True
+    assert _rows() == [(1, "a")] and _setting("session_replication_role") == "origin"
+    with connection.cursor() as cursor:
+        cursor.execute("RESET ROLE")
