@@ -70,12 +70,19 @@ def test_it_refuses_to_run_outside_a_transaction(transactional_db):
             pass
 
 
+def _as_new_role(*, may_set_replica_role: bool) -> None:
+    """Go on as a fresh role that owns nothing (created inside the test, so rolled back)."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE evalsite_probe_role NOLOGIN")
+        cursor.execute("GRANT ALL ON fastinsert_probe TO evalsite_probe_role")
+        if may_set_replica_role:
+            cursor.execute("GRANT SET ON PARAMETER session_replication_role TO evalsite_probe_role")
+        cursor.execute("SET LOCAL ROLE evalsite_probe_role")
+
+
 @pytest.mark.skipif("connection.vendor != 'postgresql'")
 def test_a_role_that_may_not_skip_triggers_inserts_with_them(table):
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE ROLE evalsite_probe_role NOLOGIN")  # rolled back with the test
-        cursor.execute("GRANT ALL ON fastinsert_probe TO evalsite_probe_role")
-        cursor.execute("SET LOCAL ROLE evalsite_probe_role")
+    _as_new_role(may_set_replica_role=False)
     out = RowWriter(table, ("id", "name"), references_checked=True)
     with out:
         out.write((1, "a"))
@@ -90,11 +97,7 @@ def test_a_role_that_may_not_skip_triggers_inserts_with_them(table):
 
 @pytest.mark.skipif("connection.vendor != 'postgresql' or connection.pg_version < 150000")
 def test_a_role_granted_the_setting_skips_them(table):
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE ROLE evalsite_probe_role NOLOGIN")  # rolled back with the test
-        cursor.execute("GRANT ALL ON fastinsert_probe TO evalsite_probe_role")
-        cursor.execute("GRANT SET ON PARAMETER session_replication_role TO evalsite_probe_role")
-        cursor.execute("SET LOCAL ROLE evalsite_probe_role")
+    _as_new_role(may_set_replica_role=True)
     out = RowWriter(table, ("id", "name"), references_checked=True)
     with out:
         out.write((1, "a"))

@@ -16,6 +16,18 @@ def _admin_edit(assignment, criterion, verdict):
                       annotator=assignment.annotator, changed_by=assignment.annotator, verdict=verdict, action="admin")
 
 
+def _edit_right_after_the_read(monkeypatch, assignment, criterion):
+    """Make the next label_record meet an admin change between its read and its write."""
+    real_read = services.label_target_lock
+
+    def read_then_someone_edits(**kwargs):
+        target = real_read(**kwargs)
+        _admin_edit(assignment, criterion, "cannot_assess")
+        return target
+
+    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
+
+
 def _write(target, verdict):
     state = {"verdict": verdict, "option": None, "value": None, "rationale": "", "evidence": [], "role": "annotator"}
     changes = {"verdict": verdict, "option_label": None, "value": None, "rationale": "", "evidence": [],
@@ -56,14 +68,7 @@ def test_label_record_reports_a_change_made_between_its_read_and_its_write(study
     criterion = criteria_for_response(response=assignment.response)[0]
     label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
                  expected_revision=0)
-    real_read = services.label_target_lock
-
-    def read_then_someone_edits(**kwargs):
-        target = real_read(**kwargs)
-        _admin_edit(assignment, criterion, "cannot_assess")
-        return target
-
-    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
+    _edit_right_after_the_read(monkeypatch, assignment, criterion)
     with pytest.raises(LabelConflict) as info:
         label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
                      verdict="not_met", expected_revision=1)
@@ -103,14 +108,7 @@ def test_without_a_revision_a_change_made_meanwhile_is_built_upon_not_refused(st
     criterion = criteria_for_response(response=assignment.response)[0]
     label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
                  rationale="first")
-    real_read = services.label_target_lock
-
-    def read_then_someone_edits(**kwargs):
-        target = real_read(**kwargs)
-        _admin_edit(assignment, criterion, "cannot_assess")
-        return target
-
-    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
+    _edit_right_after_the_read(monkeypatch, assignment, criterion)
     _, _, label = label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
                                verdict="not_met")
     stored = Label.objects.get(pk=label.pk)
