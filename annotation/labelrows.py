@@ -60,7 +60,6 @@ class LabelTarget:
     assignment's rubric) and the annotator's current label for it (None before the first click)."""
 
     assignment: Assignment
-    case_id: int
     criterion: Criterion | None
     label: Label | None
 
@@ -90,7 +89,7 @@ def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTa
         # The criterion must belong to the response's case, or be project-wide when the case
         # has no criteria of its own (the rule of selectors.criteria_for_response).
         cursor.execute(
-            f"SELECT r.case_id, {_select('c', CRITERION_COLUMNS)}, {_select('l', LABEL_COLUMNS)}"
+            f"SELECT {_select('c', CRITERION_COLUMNS)}, {_select('l', LABEL_COLUMNS)}"
             f" FROM {_R} r"
             f" LEFT JOIN {_C} c ON c.id = %s AND c.project_id = r.project_id AND (c.case_id = r.case_id OR"
             f"  (c.case_id IS NULL AND NOT EXISTS (SELECT 1 FROM {_C} o WHERE o.project_id = r.project_id"
@@ -100,11 +99,10 @@ def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTa
             [criterion_id, user.pk, assignment.response_id],
         )
         row = cursor.fetchone()
-    n_c = len(CRITERION_COLUMNS)
-    criterion_values, label_values = row[1:1 + n_c], row[1 + n_c:]
+    criterion_values, label_values = row[:len(CRITERION_COLUMNS)], row[len(CRITERION_COLUMNS):]
     criterion = _instance(Criterion, CRITERION_COLUMNS, criterion_values) if criterion_values[0] is not None else None
     label = _instance(Label, LABEL_COLUMNS, label_values) if label_values[0] is not None else None
-    return LabelTarget(assignment=assignment, case_id=row[0], criterion=criterion, label=label)
+    return LabelTarget(assignment=assignment, criterion=criterion, label=label)
 
 
 def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new: dict, user, action: str) -> Label | None:

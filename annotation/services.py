@@ -152,10 +152,12 @@ def label_record(
     The assignment row is locked for the duration, so two tabs of the same annotator are
     serialized; ``expected_revision`` (0 = "no label yet") refuses a stale change with
     ``LabelConflict`` instead of overwriting, except that repeating a change that is already
-    stored (a retry whose first attempt did arrive) succeeds without a new revision. A change
-    made elsewhere meanwhile (admin, import) is a conflict too: the write is guarded by the
-    revision it read. This is the hot path of the workspace, so it reads and writes through
-    ``labelrows`` (plain SQL) rather than ``label_save``; the rules are the same.
+    stored (a retry whose first attempt did arrive) succeeds without a new revision. The label
+    is read without a lock and written with an update guarded by the revision read; when a
+    change made elsewhere (admin, import) slipped in between, the label is read again, locked,
+    and the click is judged against it by the same rules. This is the hot path of the
+    workspace, so it reads and writes through ``labelrows`` (plain SQL) rather than
+    ``label_save``; the rules are the same.
     """
     target = label_target_lock(assignment_id=assignment_id, criterion_id=criterion_id, user=user)
     assignment, criterion = target.assignment, target.criterion

@@ -3,7 +3,8 @@
 at a few hundred thousand rows. Rows are tuples already in database form (JSON as text).
 
 With ``references_checked=True`` the caller promises that every foreign key in the rows was
-looked up in this transaction and is locked against deletion (``lock_key_share``). On
+looked up in this transaction and is locked against deletion (``lock_key_share``) before it
+commits, after checking the rows are still there if it locks them only at the end. On
 PostgreSQL the per-row foreign-key triggers are then skipped for the COPY
 (``session_replication_role = replica``, which needs a role allowed to set it; without that
 privilege the insert simply runs with the triggers). Unique constraints are indexes, not

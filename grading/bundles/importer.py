@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotation.decisions import DecisionError
 from annotation.models import Case, Cohort, ImportBatch, Project, Response
 from annotation.rubrics import rubrics_freeze
-from evalsite.fastinsert import InsertFailed, insert_rows
+from evalsite.fastinsert import insert_rows
 
 from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge
@@ -307,14 +307,12 @@ class _Importer(LabelJudgmentSteps):
                 continue
             rows.append((self.project.pk, cases[case_id], response_id, position, model, kind, text))
             position += 1
-        try:
+        with self._stored("responses.jsonl"):
             return insert_rows(
                 Response._meta.db_table,
                 ("project_id", "case_id", "external_id", "position", "model", "author_kind", "text"),
                 rows,
             )
-        except InsertFailed as exc:
-            raise BundleError("responses.jsonl", f"the database refused a row: {exc}") from exc
 
 
 def _differs(current, new) -> bool:
