@@ -20,7 +20,8 @@ DEFAULT_SYSTEM = (
     "you reply with one JSON object and nothing else."
 )
 
-DEFAULT_BINARY_USER = """\
+# What both default templates show first: the conversation, the answer and the rubric item.
+_ITEM_CONTEXT = """\
 <conversation>
 $conversation
 </conversation>
@@ -32,6 +33,9 @@ $response
 <rubric_item>
 $criterion
 </rubric_item>
+"""
+
+DEFAULT_BINARY_USER = _ITEM_CONTEXT + """\
 $examples
 Decide whether the answer satisfies the rubric item.
 - If the item has several parts, the answer must satisfy every part to meet it.
@@ -43,18 +47,7 @@ Reply with a JSON object of exactly this form:
 {"explanation": "<one or two sentences>", "criteria_met": true or false, "evidence": ["<verbatim quote from the answer>", ...]}
 """
 
-DEFAULT_OPTION_USER = """\
-<conversation>
-$conversation
-</conversation>
-
-<answer author="$author">
-$response
-</answer>
-
-<rubric_item>
-$criterion
-</rubric_item>
+DEFAULT_OPTION_USER = _ITEM_CONTEXT + """\
 
 <options>
 $options
