@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: venv demo serve worker test test-fast bench clean
+.PHONY: venv demo serve worker test lint bench clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,14 @@ demo: venv
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
-test: venv
+# Guard rails first (ruff: pyflakes, pycodestyle, import order; import-linter: the layering
+# contracts in .importlinter), then the whole suite.
+test: venv lint
 	DJANGO_SETTINGS_MODULE=evalsite.settings.test $(BIN)/python -m pytest -q
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 bench: venv
 	DJANGO_SETTINGS_MODULE=evalsite.settings.local $(BIN)/python -m bench.run

@@ -1,13 +1,102 @@
 """Admin pages for the annotation models, built for researchers: search by external id and
 text, filters by project, cohort, kind and status, and label history read-only inline.
+
+Criteria are read-only here: a rubric changes only by freezing a new version (the "New
+version" form of a rubric version, or an import), so a stored hash always matches its
+criteria and old labels keep the version they were made against. Every admin class that
+edits a project's data stamps the project (``ProjectDataAdmin``), so its cached reports go
+stale and other projects' do not.
 """
+import json
+
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
+from .access import project_check, projects_for, user_may
 from .models import (
-    Assignment, Case, Cohort, CohortMembership, Criterion, ImportBatch, Label, LabelHistory, Project, Response,
+    Assignment,
+    AuditEvent,
+    Case,
+    CaseQuality,
+    Cohort,
+    CohortMembership,
+    Criterion,
+    ImportBatch,
+    Label,
+    LabelHistory,
+    Project,
+    ProjectRole,
+    Response,
     RubricVersion,
 )
+from .projects import ROLE_NONE, project_role_set
+from .rubrics import case_rubric_versions_sync, rubric_version_new
+from .services import project_data_touch
+
+
+class ProjectDataAdmin:
+    """Admin classes of a project's data. Access follows the project roles (``annotation.access``):
+    superusers see everything; any other staff user sees and edits only the objects of the
+    projects they manage, whatever their Django model permissions, and nothing else. Every object
+    added, changed or deleted stamps its project (the report cache of that project, and only that
+    one, goes stale). ``project_path`` is the lookup from the model to its project."""
+
+    project_path = "project"
+
+    def project_id_of(self, obj):
+        return getattr(obj, "project_id", None)
+
+    def _managed(self, request):
+        return projects_for(user=request.user, action="manage")
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        return queryset.filter(**{f"{self.project_path}__in": self._managed(request)})
+
+    def _may(self, request, obj) -> bool:
+        if obj is None:
+            return self._managed(request).exists()
+        return user_may(project=self.project_id_of(obj), user=request.user, action="manage")
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser or self._managed(request).exists()
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) if request.user.is_superuser else self._may(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) if request.user.is_superuser else self._may(request, obj)
+
+    def has_add_permission(self, request, obj=None):
+        return super().has_add_permission(request) if request.user.is_superuser else self._may(request, None)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) if request.user.is_superuser else self._may(request, obj)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "project" and not request.user.is_superuser:
+            kwargs["queryset"] = self._managed(request)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def log_addition(self, request, obj, message):
+        project_data_touch(project_ids=[self.project_id_of(obj)])
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        project_data_touch(project_ids=[self.project_id_of(obj)])
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        project_data_touch(project_ids=[self.project_id_of(obj) for obj in queryset])
+        return super().log_deletions(request, queryset)
 
 
 class ReadOnlyMixin:
@@ -22,39 +111,125 @@ class ReadOnlyMixin:
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ProjectDataAdmin, admin.ModelAdmin):
+    """Projects are created by importing a bundle; managers may edit their own."""
+
     list_display = ["slug", "name", "blind", "overlap", "coverage_k", "created_at"]
     search_fields = ["slug", "name"]
     list_filter = ["blind"]
+    project_path = "pk"
+    readonly_fields = ["blind", "show_reference_answer"]
+
+    def project_id_of(self, obj):
+        return obj.pk
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
+
+    def get_readonly_fields(self, request, obj=None):
+        # Unblinding goes through the settings service (explicit, recorded), never a checkbox here.
+        return self.readonly_fields if obj is not None else []
 
 
 @admin.register(Case)
-class CaseAdmin(admin.ModelAdmin):
+class CaseAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["external_id", "project", "difficulty", "register", "position"]
     list_filter = ["project", "difficulty", "register"]
     search_fields = ["external_id", "prompt"]
     list_select_related = ["project"]
+    readonly_fields = ["rubric_version"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        case_rubric_versions_sync(project=obj.project)  # a new case is judged against the project rubric
+
+
+class NewRubricVersionForm(forms.Form):
+    criteria = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 30, "cols": 120, "spellcheck": "false"}),
+        help_text="The whole rubric as a JSON list of criteria in bundle form (SPEC §4). Saving freezes it as a new "
+                  "version; labels and judgments made against the current version keep it.",
+    )
+
+    def clean_criteria(self):
+        try:
+            return json.loads(self.cleaned_data["criteria"])
+        except ValueError as exc:
+            raise forms.ValidationError(f"not valid JSON: {exc}") from None
 
 
 @admin.register(RubricVersion)
-class RubricVersionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class RubricVersionAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
+    """Versions are immutable; "New version" freezes an edited copy through ``rubric_version_new``."""
+
     list_display = ["content_hash", "project", "case", "is_current", "created_at"]
     list_filter = ["project", "is_current"]
     search_fields = ["content_hash", "case__external_id"]
     list_select_related = ["project", "case"]
+    readonly_fields = ["project", "case", "content_hash", "is_current", "created_at", "content_pretty", "new_version_link"]
+    exclude = ["content"]
+
+    @admin.display(description="criteria (canonical JSON)")
+    def content_pretty(self, obj):
+        return format_html("<pre>{}</pre>", json.dumps(obj.content, indent=2, ensure_ascii=False))
+
+    @admin.display(description="edit")
+    def new_version_link(self, obj):
+        url = reverse("admin:annotation_rubricversion_new_version", args=[obj.pk])
+        return format_html('<a class="button" href="{}">New version of this rubric…</a>', url)
+
+    def get_urls(self):
+        new = path("<int:pk>/new-version/", self.admin_site.admin_view(self.new_version_view),
+                   name="annotation_rubricversion_new_version")
+        return [new, *super().get_urls()]
+
+    def new_version_view(self, request, pk: int):
+        version = RubricVersion.objects.select_related("project", "case").filter(pk=pk).first()
+        if version is None:
+            raise Http404("No such rubric version")
+        project_check(project=version.project, user=request.user, action="manage")
+        initial = json.dumps(version.content, indent=2, ensure_ascii=False)
+        form = NewRubricVersionForm(request.POST or None, initial={"criteria": initial})
+        if request.method == "POST" and form.is_valid():
+            try:
+                new, changed = rubric_version_new(version=version, specs=form.cleaned_data["criteria"])
+            except ValidationError as exc:
+                form.add_error("criteria", exc.message_dict.get("specs", exc.messages))
+            else:
+                if changed:
+                    project_data_touch(project_ids=[version.project_id])
+                    self.message_user(request, f"New rubric version {new.content_hash[:12]} is current; labels and "
+                                               "judgments made before keep the version they were made against.")
+                else:
+                    self.message_user(request, "Nothing changed: that rubric is already the current version.",
+                                      level=messages.WARNING)
+                return redirect("admin:annotation_rubricversion_change", new.pk)
+        context = {**self.admin_site.each_context(request), "title": f"New version of {version}", "form": form,
+                   "version": version, "opts": self.model._meta}
+        return TemplateResponse(request, "admin/annotation/rubricversion/new_version.html", context)
 
 
 @admin.register(Criterion)
-class CriterionAdmin(admin.ModelAdmin):
+class CriterionAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
+    """Read-only: a criterion changes by a new version of its rubric (link on each criterion)."""
+
     list_display = ["external_id", "project", "case", "kind", "weight", "min_evidence"]
     list_filter = ["project", "kind"]
     search_fields = ["external_id", "text"]
     list_select_related = ["project", "case"]
-    readonly_fields = ["rubric_version"]
+    readonly_fields = ["new_version_link"]
+
+    @admin.display(description="edit")
+    def new_version_link(self, obj):
+        url = reverse("admin:annotation_rubricversion_new_version", args=[obj.rubric_version_id])
+        return format_html('<a class="button" href="{}">Edit in a new version of its rubric…</a>', url)
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["external_id", "project", "case", "model", "author_kind"]
     list_filter = ["project", "author_kind", "model"]
     search_fields = ["external_id", "text", "case__external_id"]
@@ -68,7 +243,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Cohort)
-class CohortAdmin(admin.ModelAdmin):
+class CohortAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["name", "project", "position"]
     list_filter = ["project"]
     search_fields = ["name"]
@@ -88,7 +263,7 @@ class CohortAdmin(admin.ModelAdmin):
 
 
 @admin.register(CohortMembership)
-class CohortMembershipAdmin(admin.ModelAdmin):
+class CohortMembershipAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["user", "cohort", "role", "project"]
     list_filter = ["project", "cohort", "role"]
     search_fields = ["user__username"]
@@ -96,7 +271,7 @@ class CohortMembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["response", "annotator", "cohort", "status", "active_seconds", "submitted_at"]
     list_filter = ["project", "cohort", "status"]
     search_fields = ["response__external_id", "annotator__username"]
@@ -133,7 +308,7 @@ class LabelHistoryInline(ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(Label)
-class LabelAdmin(admin.ModelAdmin):
+class LabelAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["response", "criterion", "cohort", "annotator", "role", "verdict", "option_label", "value", "revision"]
     list_filter = ["project", "cohort", "role", "verdict"]
     search_fields = ["response__external_id", "criterion__external_id", "annotator__username"]
@@ -155,7 +330,7 @@ class LabelAdmin(admin.ModelAdmin):
 
 
 @admin.register(LabelHistory)
-class LabelHistoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class LabelHistoryAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["label", "action", "changed_by", "changed_at"]
     list_filter = ["action"]
     search_fields = ["label__response__external_id", "changed_by__username"]
@@ -163,6 +338,48 @@ class LabelHistoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(ImportBatch)
-class ImportBatchAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ImportBatchAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["project", "bundle_sha256", "imported_by", "created_at", "counts"]
     list_filter = ["project"]
+
+
+@admin.register(ProjectRole)
+class ProjectRoleAdmin(ProjectDataAdmin, admin.ModelAdmin):
+    """Roles; every change goes through ``projects.project_role_set`` (recorded in the audit trail)."""
+
+    list_display = ["user", "role", "project", "created_at"]
+    list_filter = ["project", "role"]
+    search_fields = ["user__username"]
+    autocomplete_fields = ["user"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["project", "user"] if obj is not None else []  # a role changes; another person is another role
+
+    def save_model(self, request, obj, form, change):
+        saved = project_role_set(project=obj.project, username=obj.user.username, role=obj.role, by=request.user)
+        obj.pk = saved.pk if saved else obj.pk
+
+    def delete_model(self, request, obj):
+        project_role_set(project=obj.project, username=obj.user.username, role=ROLE_NONE, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset.select_related("project", "user"):
+            self.delete_model(request, obj)
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
+    list_display = ["created_at", "project", "actor", "action", "target"]
+    list_filter = ["project", "action"]
+    search_fields = ["target", "actor__username", "note"]
+    list_select_related = ["project", "actor"]
+
+
+@admin.register(CaseQuality)
+class CaseQualityAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
+    """Read-only here: screening and audit outcomes are recorded by their commands and the project page."""
+
+    list_display = ["case", "project", "flagged", "screen_accuracy_pct", "audit_sampled", "audit_outcome", "excluded"]
+    list_filter = ["project", "flagged", "audit_sampled", "audit_outcome", "excluded"]
+    search_fields = ["case__external_id", "audit_note"]
+    list_select_related = ["case", "project"]

@@ -5,7 +5,7 @@ are only the caller's own, and in a blind project no field carries the source mo
 """
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -22,6 +22,7 @@ def _errors(exc: ValidationError) -> dict:
 
 
 class AssignmentListApi(APIView):
+    @extend_schema_serializer(component_name="Assignment")  # every view's nested serializer is "Output"
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField(source="pk")
         project = serializers.CharField(source="project.slug")

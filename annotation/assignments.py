@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from .access import user_may
 from .models import Assignment, Cohort, CohortMembership, Label, Project, Response
 from .selectors import criteria_for_response
 
@@ -98,8 +99,8 @@ def assignments_create(
 @transaction.atomic
 def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
     """Give an untouched assignment to another annotator of the same cohort."""
-    if not by.is_staff:
-        raise PermissionDenied("Only researchers reassign work")
+    if not user_may(project=assignment.project_id, user=by, action="manage"):
+        raise PermissionDenied("Only the project's managers reassign work")
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.status != Assignment.OPEN or Label.objects.filter(
         response_id=assignment.response_id, annotator_id=assignment.annotator_id
@@ -140,16 +141,17 @@ def assignment_submit(*, assignment: Assignment, user) -> Assignment:
 
 
 def user_may_reopen(*, assignment: Assignment, user) -> bool:
-    return user.is_staff or CohortMembership.objects.filter(
+    """A checker of the assignment's cohort, or a manager of its project."""
+    return CohortMembership.objects.filter(
         cohort_id=assignment.cohort_id, user_id=user.pk, role=CohortMembership.CHECKER
-    ).exists()
+    ).exists() or user_may(project=assignment.project_id, user=user, action="manage")
 
 
 @transaction.atomic
 def assignment_reopen(*, assignment: Assignment, by) -> Assignment:
     """Make a submitted or checked assignment editable by its annotator again."""
     if not user_may_reopen(assignment=assignment, user=by):
-        raise PermissionDenied("Only a checker of the cohort or a researcher can reopen")
+        raise PermissionDenied("Only a checker of the cohort or a manager of the project can reopen")
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.status not in (Assignment.SUBMITTED, Assignment.CHECKED):
         raise ValidationError({"assignment": "only a submitted or checked assignment can be reopened"})
@@ -172,8 +174,8 @@ def assignment_mark_started(*, assignment: Assignment) -> None:
 
 
 def project_assign(*, project: Project, cohort_id: int, overlap: int, method: str, seed: int | None, by):
-    if not by.is_staff:
-        raise PermissionDenied("Only researchers assign work")
+    if not user_may(project=project, user=by, action="manage"):
+        raise PermissionDenied("Only the project's managers assign work")
     cohort = Cohort.objects.filter(project=project, pk=cohort_id).select_related("project").first()
     if cohort is None:
         raise ValidationError({"cohort": "no such cohort in this project"})

@@ -31,14 +31,15 @@ class LabelSaveForm(forms.Form):
 
 
 class ReviewForm(forms.Form):
-    """A checker's decision on one criterion: confirm, or override with a decision and a note."""
+    """A checker's decision on one criterion: ``action=confirm`` takes the annotators' shared
+    decision; otherwise ``choice`` ("verdict:met" or "option:<label>") is the cohort's decision."""
 
-    action = forms.ChoiceField(choices=[("confirm", "confirm"), ("override", "override")])
+    action = forms.ChoiceField(choices=[("confirm", "confirm"), ("choose", "choose")], required=False)
     choice = forms.CharField(max_length=220, required=False, help_text='"verdict:met" or "option:<label>"')
     note = forms.CharField(max_length=MAX_RATIONALE, required=False)
 
     def clean_choice(self) -> dict:
-        """One radio group for every decision, so a checker can never send two at once."""
+        """One button group for every decision, so a checker can never send two at once."""
         raw = self.cleaned_data["choice"]
         if not raw:
             return {}
@@ -48,6 +49,17 @@ class ReviewForm(forms.Form):
         if kind == "option" and value:
             return {"option_label": value}
         raise forms.ValidationError("choose one of the offered decisions")
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") != "confirm" and "choice" in data and not data["choice"]:
+            self.add_error("choice", "choose a decision, or confirm the shared one")
+        return data
+
+    def service_kwargs(self) -> dict:
+        data = self.cleaned_data
+        decision = {} if data.get("action") == "confirm" else data["choice"]
+        return {**decision, "note": data["note"]}
 
 
 class AssignForm(forms.Form):
@@ -68,3 +80,8 @@ class ReassignForm(forms.Form):
 
 class TimeReportForm(forms.Form):
     seconds = forms.FloatField(min_value=0, max_value=3600)
+
+
+class RoleForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=[(r, r) for r in ("manager", "adjudicator", "viewer", "none")])

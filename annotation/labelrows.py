@@ -1,10 +1,13 @@
-"""The label save of the labeling page in a few plain SQL statements.
+"""The one write path of labels, in a few plain SQL statements: ``label_row_write`` inserts a
+label or updates it from the revision that was read, and appends the change's one history row,
+in the caller's transaction. Every change of a label goes through it: the labeling page
+(``services.label_record``), the checker review, the admin and re-imports (``services.label_save``),
+so the rule "every change gets one history row" lives in this function alone. (New labels a
+bundle import brings are copied in bulk without history; their import batch records them.)
 
 One click is one save, and a study has dozens of annotators clicking at once, so this path
 skips the ORM's query building, which cost more than the database work itself (about 13 ms of
-Python per save against 2 ms of SQL; see the note of ``bench/load_labels.py``). The rules stay
-those of ``services.label_save``: the same validation, a revision bump and one history row per
-change, in the caller's transaction. Everything else keeps using the ORM.
+Python per save against 2 ms of SQL; see the note of ``bench/load_labels.py``).
 
 Statements are written for both supported databases (PostgreSQL and SQLite 3.35+): row locks
 are taken only where the database has them (SQLite serializes writers on its own), and values
@@ -19,13 +22,14 @@ from django.db.models import DEFERRED
 from django.http import Http404
 from django.utils import timezone
 
-from .models import Assignment, Criterion, Label, LabelHistory, Response
+from .models import Assignment, Case, Criterion, Label, LabelHistory, Response
 
 _A = Assignment._meta.db_table
 _C = Criterion._meta.db_table
 _L = Label._meta.db_table
 _H = LabelHistory._meta.db_table
 _R = Response._meta.db_table
+_K = Case._meta.db_table
 
 ASSIGNMENT_COLUMNS = ("id", "project_id", "cohort_id", "response_id", "annotator_id", "status", "position")
 CRITERION_COLUMNS = (
@@ -56,16 +60,27 @@ def _instance(model, columns: tuple[str, ...], values):
 
 @dataclass
 class LabelTarget:
-    """What one save needs: the locked assignment, the criterion (None when it is not part of the
-    assignment's rubric) and the annotator's current label for it (None before the first click)."""
+    """What one write needs: whose label it is and where it belongs, and its current state.
 
-    assignment: Assignment
+    An annotator's label is keyed by (response, criterion, annotator = ``owner_id``); a cohort's
+    checker label by (response, criterion, cohort), ``owner_id`` being the checker who records it.
+    ``criterion`` is None when it is not part of the response's rubric; ``label`` is None before
+    the first save; ``assignment`` is the locked assignment of a labeling-page save.
+    """
+
+    project_id: int
+    response_id: int
     criterion: Criterion | None
+    cohort_id: int
+    owner_id: int
+    role: str
+    assignment_id: int | None
     label: Label | None
+    assignment: Assignment | None = None
 
     def response_text(self) -> str:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT text FROM {_R} WHERE id = %s", [self.assignment.response_id])
+            cursor.execute(f"SELECT text FROM {_R} WHERE id = %s", [self.response_id])
             return cursor.fetchone()[0]
 
 
@@ -86,14 +101,11 @@ def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTa
         if row is None:
             raise Http404("No such assignment")
         assignment = _instance(Assignment, ASSIGNMENT_COLUMNS, row)
-        # The criterion must belong to the response's case, or be project-wide when the case
-        # has no criteria of its own (the rule of selectors.criteria_for_response).
+        # The criterion must be part of the rubric the response's case is judged against.
         cursor.execute(
             f"SELECT {_select('c', CRITERION_COLUMNS)}, {_select('l', LABEL_COLUMNS)}"
-            f" FROM {_R} r"
-            f" LEFT JOIN {_C} c ON c.id = %s AND c.project_id = r.project_id AND (c.case_id = r.case_id OR"
-            f"  (c.case_id IS NULL AND NOT EXISTS (SELECT 1 FROM {_C} o WHERE o.project_id = r.project_id"
-            f"   AND o.case_id = r.case_id)))"
+            f" FROM {_R} r JOIN {_K} k ON k.id = r.case_id"
+            f" LEFT JOIN {_C} c ON c.id = %s AND c.rubric_version_id = k.rubric_version_id"
             f" LEFT JOIN {_L} l ON l.response_id = r.id AND l.criterion_id = c.id AND l.annotator_id = %s"
             f" WHERE r.id = %s",
             [criterion_id, user.pk, assignment.response_id],
@@ -102,30 +114,39 @@ def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTa
     criterion_values, label_values = row[:len(CRITERION_COLUMNS)], row[len(CRITERION_COLUMNS):]
     criterion = _instance(Criterion, CRITERION_COLUMNS, criterion_values) if criterion_values[0] is not None else None
     label = _instance(Label, LABEL_COLUMNS, label_values) if label_values[0] is not None else None
-    return LabelTarget(assignment=assignment, criterion=criterion, label=label)
+    return LabelTarget(
+        project_id=assignment.project_id, response_id=assignment.response_id, criterion=criterion,
+        cohort_id=assignment.cohort_id, owner_id=user.pk, role=Label.ANNOTATOR_ROLE, assignment_id=assignment.pk,
+        label=label, assignment=assignment,
+    )
 
 
-def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new: dict, user, action: str) -> Label | None:
-    """Insert the label or update it from the revision that was read, and append its history row.
+def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new: dict, user, action: str,
+                    note: str = "") -> Label | None:
+    """Insert the label or update it from the revision that was read, and append its one
+    history row (who: ``user``, when, ``old`` and ``new`` state, ``action``, ``note``).
 
-    Returns None, writing nothing, when the label was changed by somebody else in the meantime
-    (the update guarded by the revision finds no row, or the insert finds one): the caller
-    reports a conflict instead of overwriting.
+    ``changes`` holds the label's new verdict, option_label, value, rationale, evidence and
+    role. Returns None, writing nothing, when the label was changed by somebody else in the
+    meantime (the update guarded by the revision finds no row, or the insert finds one): the
+    caller reads it again or reports a conflict instead of overwriting.
     """
     ops, now = connection.ops, timezone.now()
     stamp = ops.adapt_datetimefield_value(now)
     evidence = ops.adapt_json_value(changes["evidence"], None)
-    a, c = target.assignment, target.criterion
+    c = target.criterion
+    user_id = user.pk if user is not None else None
     with connection.cursor() as cursor:
         if target.label is None:
+            # No conflict target: either unique key (own label, or the cohort's checker label) stops it.
             cursor.execute(
                 f"INSERT INTO {_L} (project_id, response_id, criterion_id, rubric_version_id, cohort_id, annotator_id,"
                 " role, assignment_id, verdict, option_label, value, rationale, evidence, revision, created_at,"
                 " updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 1, %s, %s)"
-                " ON CONFLICT (response_id, criterion_id, annotator_id) DO NOTHING RETURNING id",
-                [a.project_id, a.response_id, c.pk, c.rubric_version_id, a.cohort_id, user.pk, changes["role"],
-                 a.pk, changes["verdict"], changes["option_label"], changes["value"], changes["rationale"],
-                 evidence, stamp, stamp],
+                " ON CONFLICT DO NOTHING RETURNING id",
+                [target.project_id, target.response_id, c.pk, c.rubric_version_id, target.cohort_id, target.owner_id,
+                 changes["role"], target.assignment_id, changes["verdict"], changes["option_label"], changes["value"],
+                 changes["rationale"], evidence, stamp, stamp],
             )
             row = cursor.fetchone()
             if row is None:
@@ -135,38 +156,44 @@ def label_row_write(*, target: LabelTarget, changes: dict, old: dict | None, new
             label_id, revision = target.label.pk, target.label.revision + 1
             cursor.execute(
                 f"UPDATE {_L} SET verdict = %s, option_label = %s, value = %s, rationale = %s, evidence = %s,"
-                " role = %s, rubric_version_id = %s, revision = %s, updated_at = %s WHERE id = %s AND revision = %s",
+                " role = %s, annotator_id = %s, rubric_version_id = %s, revision = %s, updated_at = %s"
+                " WHERE id = %s AND revision = %s",
                 [changes["verdict"], changes["option_label"], changes["value"], changes["rationale"], evidence,
-                 changes["role"], c.rubric_version_id, revision, stamp, label_id, target.label.revision],
+                 changes["role"], target.owner_id, c.rubric_version_id, revision, stamp, label_id, target.label.revision],
             )
             if cursor.rowcount != 1:
                 return None
         cursor.execute(
-            f"INSERT INTO {_H} (label_id, changed_by_id, changed_at, action, old, new, note)"
-            " VALUES (%s, %s, %s, %s, %s, %s, '')",
-            [label_id, user.pk, stamp, action, ops.adapt_json_value(old, None) if old is not None else None,
-             ops.adapt_json_value(new, None)],
+            f"INSERT INTO {_H} (label_id, project_id, changed_by_id, changed_at, action, old, new, note)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [label_id, target.project_id, user_id, stamp, action,
+             ops.adapt_json_value(old, None) if old is not None else None, ops.adapt_json_value(new, None), note],
         )
     label = target.label or Label(
-        id=label_id, project_id=a.project_id, response_id=a.response_id, criterion_id=c.pk, cohort_id=a.cohort_id,
-        annotator_id=user.pk, assignment_id=a.pk, created_at=now,
+        id=label_id, project_id=target.project_id, response_id=target.response_id, criterion_id=c.pk,
+        cohort_id=target.cohort_id, assignment_id=target.assignment_id, created_at=now,
     )
     label._state.adding, label._state.db = False, connection.alias
     for name, value in changes.items():
         setattr(label, name, value)
+    label.annotator_id = target.owner_id
     label.rubric_version_id, label.revision, label.updated_at = c.rubric_version_id, revision, now
     return label
 
 
-def label_lock(*, target: LabelTarget, user) -> Label | None:
-    """The annotator's label for the target's criterion read again, locked this time (after a
-    write found it changed since the first read)."""
+def label_lock(*, target: LabelTarget) -> Label | None:
+    """The target's label read again, locked this time (after a write found it changed since
+    the first read, or before a change made outside the labeling page)."""
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    if target.role == Label.CHECKER_ROLE:
+        where, params = "l.cohort_id = %s AND l.role = %s", [target.cohort_id, Label.CHECKER_ROLE]
+    else:
+        where, params = "l.annotator_id = %s", [target.owner_id]
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {_select('l', LABEL_COLUMNS)} FROM {_L} l"
-            f" WHERE l.response_id = %s AND l.criterion_id = %s AND l.annotator_id = %s{lock}",
-            [target.assignment.response_id, target.criterion.pk, user.pk],
+            f" WHERE l.response_id = %s AND l.criterion_id = %s AND {where}{lock}",
+            [target.response_id, target.criterion.pk, *params],
         )
         row = cursor.fetchone()
     return _instance(Label, LABEL_COLUMNS, row) if row else None
@@ -178,18 +205,3 @@ def assignment_mark_in_progress(assignment: Assignment) -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"UPDATE {_A} SET status = %s WHERE id = %s", [Assignment.IN_PROGRESS, assignment.pk])
         assignment.status = Assignment.IN_PROGRESS
-
-
-def progress_counts(*, response_id: int, annotator_id: int) -> tuple[int, int]:
-    """(decided, total) over the response's rubric for one annotator, in one small query: the
-    case's own criteria, or the project-wide ones when the case has none."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT c.case_id IS NULL, COUNT(*), COUNT(l.id) FROM {_R} r"
-            f" JOIN {_C} c ON c.project_id = r.project_id AND (c.case_id = r.case_id OR c.case_id IS NULL)"
-            f" LEFT JOIN {_L} l ON l.criterion_id = c.id AND l.response_id = r.id AND l.annotator_id = %s"
-            f" WHERE r.id = %s GROUP BY c.case_id IS NULL",
-            [annotator_id, response_id],
-        )
-        counts = {bool(shared): (decided, total) for shared, total, decided in cursor.fetchall()}
-    return counts.get(False) or counts.get(True) or (0, 0)

@@ -5,6 +5,7 @@ External ids from bundles (``case_id``, ``criterion_id``, ``response_id``) are k
 ``external_id`` and are unique within a project; they are the keys of import and export.
 """
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -17,13 +18,28 @@ class Project(models.Model):
     coverage_k = models.PositiveSmallIntegerField(null=True, blank=True)
     low_agreement_threshold = models.FloatField(default=0.6)
     show_reference_answer = models.BooleanField(default=False)
+    hide_rater_names = models.BooleanField(
+        default=False, help_text="Adjudicators see 'annotator 1', 'annotator 2' instead of user names.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    data_changed_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="Last admin edit of the project's data; part of the report cache key (see grading.selectors.fingerprint).",
+    )
+
+    # URL segments under /projects/ that are not a project: a project of that slug could not be reached.
+    RESERVED_SLUGS = frozenset({"import"})
 
     class Meta:
         ordering = ["slug"]
 
     def __str__(self) -> str:
         return self.slug
+
+    def clean(self):
+        super().clean()
+        if self.slug in self.RESERVED_SLUGS:
+            raise ValidationError({"slug": f"slug {self.slug!r} is reserved (a page of the site has that address)"})
 
 
 class Case(models.Model):
@@ -40,6 +56,12 @@ class Case(models.Model):
     # Copied out of metadata so that admin filters and strata need no JSON queries.
     difficulty = models.CharField(max_length=10, choices=DIFFICULTIES, blank=True)
     register = models.CharField(max_length=20, choices=REGISTERS, blank=True)
+    # The rubric the case's responses are judged against: the case's own current version, else
+    # the project's. Set only by ``rubrics.rubrics_freeze``, so "the criteria of this response"
+    # is one join and no reader re-derives the rule.
+    rubric_version = models.ForeignKey(
+        "RubricVersion", on_delete=models.SET_NULL, null=True, blank=True, editable=False, related_name="judged_cases",
+    )
 
     class Meta:
         ordering = ["project", "position"]
@@ -207,10 +229,13 @@ class ImportBatch(models.Model):
 
 
 class Label(models.Model):
-    """One human decision for (response, criterion) by one annotator or checker."""
+    """One human decision for (response, criterion): an annotator's own, or the cohort's checker
+    label. A checker label belongs to (response, criterion, cohort), whichever checker of the
+    cohort recorded it last (``annotator``); it points at no assignment."""
 
     MET, NOT_MET, CANNOT_ASSESS = "met", "not_met", "cannot_assess"
     VERDICTS = [(MET, "met"), (NOT_MET, "not met"), (CANNOT_ASSESS, "cannot assess")]
+    ANNOTATOR_ROLE, CHECKER_ROLE = "annotator", "checker"
 
     # Indexes are kept to those queries need: the (project, cohort) index covers project and
     # cohort, the unique (response, criterion, annotator) constraint covers response; every
@@ -240,6 +265,10 @@ class Label(models.Model):
         ordering = ["response", "criterion", "cohort", "annotator"]
         constraints = [
             models.UniqueConstraint(fields=["response", "criterion", "annotator"], name="label_unique_decision"),
+            models.UniqueConstraint(
+                fields=["response", "criterion", "cohort"], condition=models.Q(role="checker"),
+                name="label_unique_checker_decision",
+            ),
         ]
         indexes = [models.Index(fields=["project", "cohort"])]
 
@@ -251,6 +280,8 @@ class LabelHistory(models.Model):
     """Append-only record of every change to a label: who, when, old state, new state."""
 
     label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="history")
+    # The label's project, copied so that a project's newest change is one index lookup.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -263,6 +294,84 @@ class LabelHistory(models.Model):
     class Meta:
         ordering = ["label", "changed_at", "id"]
         verbose_name_plural = "label history"
+        indexes = [models.Index(fields=["project", "id"], name="labelhistory_project_id")]
 
     def __str__(self) -> str:
         return f"{self.action} {self.label_id} at {self.changed_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ProjectRole(models.Model):
+    """A user's role in a project (annotators and checkers are cohort members instead).
+
+    manager: import, cohorts, assignments, judges and runs, exports, roles; adjudicator: the
+    adjudication queue and decisions, reports, side-by-side pages, gold export; viewer: reports.
+    What each role may do is decided in one place, ``annotation.access``."""
+
+    MANAGER, ADJUDICATOR, VIEWER = "manager", "adjudicator", "viewer"
+    ROLES = [(MANAGER, "manager"), (ADJUDICATOR, "adjudicator"), (VIEWER, "viewer")]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="roles")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_roles")
+    role = models.CharField(max_length=12, choices=ROLES)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "role", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="project_role_one_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project}"
+
+
+class AuditEvent(models.Model):
+    """Append-only record of a change to a project that is not a label (labels have their own
+    history): settings, roles, quality control, imports... who, when, what, before and after."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_events", null=True, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    action = models.CharField(max_length=60)
+    target = models.CharField(max_length=300, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "created_at"], name="auditevent_project_time")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target} by {self.actor} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class CaseQuality(models.Model):
+    """Quality control of one case (ClinConsensus §3.4): the screening result (a case that the
+    screening responses already cover well is flagged for exclusion) and the senior audit of a
+    seeded sample of the rest (pass / revise / remove). An excluded case drops out of every
+    report and of the export."""
+
+    PASS, REVISE, REMOVE = "pass", "revise", "remove"
+    OUTCOMES = [(PASS, "pass"), (REVISE, "revise"), (REMOVE, "remove")]
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="case_quality")
+    case = models.OneToOneField(Case, on_delete=models.CASCADE, related_name="quality")
+    screen_accuracy_pct = models.FloatField(null=True, blank=True)
+    screen_threshold_pct = models.FloatField(null=True, blank=True)
+    screen_source = models.CharField(max_length=300, blank=True)
+    screen_models = models.JSONField(default=list, blank=True)
+    flagged = models.BooleanField(default=False, help_text="Screening: mean rubric accuracy at or above the threshold.")
+    audit_sampled = models.BooleanField(default=False)
+    audit_outcome = models.CharField(max_length=8, choices=OUTCOMES, blank=True)
+    audit_note = models.TextField(blank=True)
+    audit_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    audit_at = models.DateTimeField(null=True, blank=True)
+    excluded = models.BooleanField(default=False, help_text="Left out of reports and export (flagged or removed).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "case"]
+        verbose_name_plural = "case quality"
+        indexes = [models.Index(fields=["project", "excluded"], name="casequality_project_excluded")]
+
+    def __str__(self) -> str:
+        return f"{self.case}: {'excluded' if self.excluded else 'kept'}"

@@ -1,38 +1,36 @@
 """Rubric versions: canonical JSON of a rubric, its sha256, and freezing a rubric into a version.
 
-The canonical form of a criterion keeps only what changes its meaning (id, text, kind,
-weight, options, tags, minimum evidence), with keys sorted and no insignificant whitespace,
-so the same rubric always hashes the same and any edit produces a new version.
+The canonical form of a criterion (``specs.criterion_canonical``) keeps only what changes its
+meaning (id, text, kind, weight, options, tags, minimum evidence), with keys sorted and no
+insignificant whitespace, so the same rubric always hashes the same and any edit produces a
+new version. ``rubrics_freeze`` is the one way criteria change: the importer and the
+new-version form (admin) both call it, it checks every criterion with ``specs.criterion_clean``,
+and the admin shows criteria read-only, so a stored hash always matches its criteria.
 """
 import hashlib
+import json
 from collections.abc import Iterable
 
-import json
-
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from evalsite.fastinsert import insert_rows
 
 from .models import Case, Criterion, Project, RubricVersion
+from .specs import FieldError, criterion_canonical, criterion_clean
 
 CRITERION_FIELDS = ("criterion_id", "text", "kind", "weight", "options", "tags", "min_evidence")
 
 
-def criterion_canonical(spec: dict) -> dict:
-    """The canonical dict of one criterion spec (bundle form)."""
-    return {
-        "criterion_id": spec["criterion_id"],
-        "text": spec["text"],
-        "kind": spec.get("kind", Criterion.BINARY),
-        "weight": float(spec.get("weight", 1.0)),
-        "options": [
-            {"label": o["label"], "value": float(o["value"]), "na": bool(o.get("na", False))}
-            for o in spec.get("options") or []
-        ],
-        "tags": list(spec.get("tags") or []),
-        "min_evidence": int(spec.get("min_evidence", 0)),
-    }
+class RubricChangeError(FieldError):
+    """A new rubric that may not replace the current one; ``case`` is the scope's case
+    external id (None for the project rubric)."""
+
+    def __init__(self, field: str, message: str, *, case: str | None):
+        super().__init__(field, message)
+        self.case = case
 
 
 def criterion_spec(criterion: Criterion) -> dict:
@@ -52,12 +50,28 @@ def criterion_spec(criterion: Criterion) -> dict:
 
 def rubric_hash(specs: Iterable[dict]) -> str:
     """sha256 of the canonical JSON of a rubric (a list of criterion specs, in order)."""
-    return _canonical_hash([criterion_canonical(s) for s in specs])
+    return canonical_hash([criterion_canonical(s) for s in specs])
 
 
-def _canonical_hash(canonical: list[dict]) -> str:
+def canonical_hash(canonical: list[dict]) -> str:
+    """sha256 of a rubric already in canonical form (what ``RubricVersion.content`` holds)."""
     payload = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def rubric_specs_clean(specs: object) -> list[dict]:
+    """A whole rubric checked: a non-empty list of valid criteria with distinct ids; raises
+    ``specs.FieldError`` naming the criterion (``[i].field``)."""
+    if not isinstance(specs, list) or not specs:
+        raise FieldError("rubric", "a rubric is a non-empty list of criteria")
+    canonical = [criterion_clean(spec, prefix=f"[{i}].") for i, spec in enumerate(specs)]
+    seen: dict[str, int] = {}
+    for i, spec in enumerate(canonical):
+        if spec["criterion_id"] in seen:
+            raise FieldError(f"[{i}].criterion_id", f"criterion_id {spec['criterion_id']!r} is listed twice "
+                                                   f"(first as criterion {seen[spec['criterion_id']] + 1})")
+        seen[spec["criterion_id"]] = i
+    return canonical
 
 
 def rubric_freeze(*, project: Project, case: Case | None, specs: list[dict]) -> tuple[RubricVersion, bool]:
@@ -82,8 +96,8 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     results: list[tuple[RubricVersion, bool] | None] = []
     changed_scopes = []
     for case, specs in scopes:
-        canonical = [criterion_canonical(s) for s in specs]
-        digest = _canonical_hash(canonical)
+        canonical = [criterion_clean(spec, prefix=f"[{i}].") for i, spec in enumerate(specs)]
+        digest = canonical_hash(canonical)
         version = current.get(case.pk if case else None)
         if version is not None and version.content_hash == digest:
             results.append((version, False))
@@ -91,7 +105,10 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
             results.append(None)
             changed_scopes.append((len(results) - 1, case, canonical, digest))
     if not changed_scopes:
+        case_rubric_versions_sync(project=project)  # cases added since the last freeze
         return results  # type: ignore[return-value]
+    existing = {c.external_id: c for c in Criterion.objects.filter(project=project)}
+    _refuse_retiring_used_criteria(changed_scopes=changed_scopes, current=current, existing=existing)
 
     case_ids = [case.pk if case else None for _, case, _, _ in changed_scopes]
     stale = RubricVersion.objects.filter(project=project, is_current=True)
@@ -136,7 +153,6 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     for index, *_ in changed_scopes:
         results[index] = (results[index], True)
 
-    existing = {c.external_id: c for c in Criterion.objects.filter(project=project)}
     to_create, to_update = [], []
     for index, case, canonical, _ in changed_scopes:
         version = results[index][0]
@@ -166,4 +182,65 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
             ["text", "kind", "weight", "options", "tags", "min_evidence", "position", "rubric_version"],
             batch_size=2000,
         )
+    case_rubric_versions_sync(project=project)
     return results  # type: ignore[return-value]
+
+
+def _refuse_retiring_used_criteria(*, changed_scopes, current: dict, existing: dict) -> None:
+    """A criterion left out of its rubric's new version would orphan the labels and judgments made
+    on it (they would count nowhere and could not be exported): refused, naming the criterion.
+    A criterion nobody has decided yet may be left out; it stays with the version it belonged to."""
+    retired = []
+    for _, case, canonical, _ in changed_scopes:
+        old = current.get(case.pk if case else None)
+        if old is not None:
+            kept = {spec["criterion_id"] for spec in canonical}
+            retired += [(c, case) for c in existing.values() if c.rubric_version_id == old.pk and c.external_id not in kept]
+    if not retired:
+        return
+    by_pk = {c.pk: case for c, case in retired}
+    used = (
+        Criterion.objects.filter(pk__in=list(by_pk)).filter(Q(labels__isnull=False) | Q(judgments__isnull=False))
+        .order_by("external_id").values_list("pk", "external_id").distinct().first()
+    )
+    if used is not None:
+        case = by_pk[used[0]]
+        raise RubricChangeError(
+            "criterion_id",
+            f"criterion {used[1]!r} has labels or judgments: it cannot be left out of "
+            f"{'case ' + repr(case.external_id) if case else 'the project'}'s rubric (change its text instead)",
+            case=case.external_id if case else None,
+        )
+
+
+def case_rubric_versions_sync(*, project: Project) -> None:
+    """Point every case of ``project`` at the rubric it is judged against: its own current
+    version, else the project's current version (SPEC §2; two UPDATE statements)."""
+    current = RubricVersion.objects.filter(project=project, is_current=True)
+    own = current.filter(case_id=OuterRef("pk")).values("pk")[:1]
+    Case.objects.filter(project=project).update(rubric_version_id=Subquery(own))
+    shared = current.filter(case__isnull=True).values_list("pk", flat=True).first()
+    if shared is not None:
+        Case.objects.filter(project=project, rubric_version__isnull=True).update(rubric_version_id=shared)
+
+
+@transaction.atomic
+def rubric_version_new(*, version: RubricVersion, specs: object) -> tuple[RubricVersion, bool]:
+    """A new version of the rubric ``version`` belongs to (the project's or one case's), from
+    criteria in bundle form: what the new-version form calls. The criterion ids may not move
+    between scopes (a criterion of another case or of the project rubric keeps its scope).
+    Raises ``ValidationError`` naming the offending criterion and field."""
+    try:
+        canonical = rubric_specs_clean(specs)
+    except FieldError as exc:
+        raise ValidationError({"specs": f"{exc.field}: {exc.message}"}) from None
+    owners = dict(Criterion.objects.filter(project_id=version.project_id).values_list("external_id", "case_id"))
+    for i, spec in enumerate(canonical):
+        owner = owners.get(spec["criterion_id"], version.case_id)
+        if owner != version.case_id:
+            where = "the project rubric" if owner is None else "another case's rubric"
+            raise ValidationError({"specs": f"[{i}].criterion_id: {spec['criterion_id']!r} already belongs to {where}"})
+    try:
+        return rubric_freeze(project=version.project, case=version.case, specs=canonical)
+    except RubricChangeError as exc:
+        raise ValidationError({"specs": exc.message}) from None

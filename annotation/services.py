@@ -1,9 +1,9 @@
-"""Writes of the annotation app: recording labels with their history, from imports, the
-labeling page (``label_record``) and the checker review (``checker_label_record``).
+"""Writes of labels: from the labeling page (``label_record``, the hot path) and from
+everywhere else (``label_save``: the checker review, the admin, re-imports).
 
-Every change of a label (creation, edit, checker override, re-import) appends one
-``LabelHistory`` row with who, when, the old and the new state, inside the same transaction
-as the change, so no change can be stored without its history.
+Both go through ``labelrows.label_row_write``, which appends one ``LabelHistory`` row with who,
+when, the old and the new state to every change, inside the same transaction as the change,
+so no change can be stored without its history.
 """
 from types import SimpleNamespace
 
@@ -13,12 +13,17 @@ from django.http import Http404
 from django.utils import timezone
 
 from .decisions import DecisionError, decision_validate
-from .labelrows import assignment_mark_in_progress, label_lock, label_row_write, label_target_lock
+from .labelrows import LabelTarget, assignment_mark_in_progress, label_lock, label_row_write, label_target_lock
 from .markdown import quote_in_response
-from .models import Assignment, Cohort, CohortMembership, Criterion, Label, LabelHistory, Response
-from .selectors import (
-    assignment_get_for_checker, criteria_for_response, criterion_get_for_assignment,
-)
+from .models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
+
+
+def project_data_touch(*, project_ids) -> None:
+    """Record that the data of these projects changed outside the services that leave their own
+    trace (an admin edit or deletion): their cached reports go stale, other projects' stay."""
+    ids = {pk for pk in project_ids if pk is not None}
+    if ids:
+        Project.objects.filter(pk__in=ids).update(data_changed_at=timezone.now())
 
 
 def label_state(label) -> dict:
@@ -52,11 +57,14 @@ def label_save(
     action: str = "set",
     note: str = "",
 ) -> Label:
-    """Create or change the label of ``annotator`` for (response, criterion) and log it.
+    """Create or change a label outside the labeling page (admin, re-import, checker review)
+    and log it, through the one write path (``labelrows.label_row_write``).
 
-    ``rationale`` / ``evidence`` left as None keep their stored value. With
-    ``expected_revision`` the change is refused (ValidationError) when somebody else changed
-    the label since that revision, instead of silently overwriting their work.
+    ``role="annotator"``: the label of ``annotator`` for (response, criterion). ``role="checker"``:
+    the cohort's checker label for (response, criterion), recorded by ``annotator`` (a checker).
+    ``rationale`` / ``evidence`` left as None keep their stored value. With ``expected_revision``
+    the change is refused (ValidationError) when somebody else changed the label since that
+    revision, instead of silently overwriting their work. The label is read locked first.
     """
     try:
         decision = decision_validate(
@@ -64,50 +72,36 @@ def label_save(
         )
     except DecisionError as exc:
         raise ValidationError({exc.field: exc.message}) from exc
-    if criterion.case_id is not None and criterion.case_id != response.case_id:
-        raise ValidationError({"criterion": f"criterion {criterion.external_id!r} belongs to another case"})
-
-    # order_by("pk"): the model's default ordering joins criterion -> case (nullable), and
-    # PostgreSQL refuses FOR UPDATE on the nullable side of an outer join.
-    label = (
-        Label.objects.select_for_update()
-        .filter(response=response, criterion=criterion, annotator=annotator)
-        .order_by("pk")
-        .first()
+    if role not in (Label.ANNOTATOR_ROLE, Label.CHECKER_ROLE):
+        raise ValidationError({"role": f"role {role!r} is not annotator or checker"})
+    if not Case.objects.filter(pk=response.case_id, rubric_version_id=criterion.rubric_version_id).exists():
+        raise ValidationError({"criterion": f"criterion {criterion.external_id!r} is not in the rubric of this response"})
+    target = LabelTarget(
+        project_id=response.project_id, response_id=response.pk, criterion=criterion, cohort_id=cohort.pk,
+        owner_id=annotator.pk, role=role, label=None,
+        assignment_id=assignment.pk if assignment is not None and role == Label.ANNOTATOR_ROLE else None,
     )
-    if label is None:
-        label = Label(
-            project_id=response.project_id,
-            response=response,
-            criterion=criterion,
-            cohort=cohort,
-            annotator=annotator,
-            role=role,
-            assignment=assignment,
-            rubric_version_id=criterion.rubric_version_id,
-            revision=0,
-        )
-        old = None
-    else:
-        if expected_revision is not None and label.revision != expected_revision:
+    for _attempt in range(2):
+        target.label = label = label_lock(target=target)
+        if label is not None and expected_revision is not None and label.revision != expected_revision:
             raise ValidationError(
                 {"revision": f"this label was changed elsewhere (now revision {label.revision}); reload to see it"}
             )
-        old = label_state(label)
-    label.verdict, label.option_label, label.value = decision.verdict, decision.option_label, decision.value
-    if rationale is not None:
-        label.rationale = rationale
-    if evidence is not None:
-        label.evidence = list(evidence)
-    label.role = role
-    new = label_state(label)
-    if old == new:
-        return label
-    label.rubric_version_id = criterion.rubric_version_id
-    label.revision += 1
-    label.save()
-    LabelHistory.objects.create(label=label, changed_by=changed_by, action=action, old=old, new=new, note=note)
-    return label
+        changes = {
+            "verdict": decision.verdict, "option_label": decision.option_label, "value": decision.value,
+            "rationale": rationale if rationale is not None else (label.rationale if label else ""),
+            "evidence": list(evidence) if evidence is not None else list(label.evidence or []) if label else [],
+            "role": role,
+        }
+        old, new = (label_state(label) if label else None), label_state(SimpleNamespace(**changes))
+        # A cohort's checker label also changes when another checker records it (who is in the history row).
+        if old == new and (label is None or label.annotator_id == target.owner_id):
+            return label
+        saved = label_row_write(target=target, changes=changes, old=old, new=new, user=changed_by, action=action, note=note)
+        if saved is not None:
+            return saved
+        # Only an insert can race with the lock held: somebody created the label meanwhile.
+    raise LabelConflict(target.label)
 
 
 # --- Labeling from the annotator workspace and the checker review -------------------------
@@ -181,7 +175,7 @@ def label_record(
             break
         # Changed elsewhere (admin, import) between the read and the write: read it again,
         # locked now, and judge the click against what is really there.
-        target.label = label_lock(target=target, user=user)
+        target.label = label_lock(target=target)
     else:
         raise LabelConflict(target.label)
     assignment_mark_in_progress(assignment)
@@ -227,78 +221,3 @@ def _label_changes(target, label: Label | None, *, verdict, option_label, value,
         "rationale": rationale if rationale is not None else (label.rationale if label else ""),
         "evidence": evidence, "role": CohortMembership.ANNOTATOR,
     }
-
-
-def _checker_save(*, assignment, criterion, checker, source: Label, action: str, note: str, **decision) -> Label:
-    summary = source.verdict or source.option_label or source.value
-    return label_save(
-        response=assignment.response, criterion=criterion, cohort=assignment.cohort, annotator=checker,
-        changed_by=checker, role="checker", rationale=note or source.rationale, evidence=list(source.evidence or []),
-        assignment=assignment, action=action,
-        note=f"{note}{' — ' if note else ''}annotator {assignment.annotator.username}: {summary}",
-        **decision,
-    )
-
-
-@transaction.atomic
-def checker_label_record(
-    *, assignment_id: int, criterion_id: int, user, confirm: bool, verdict: str | None = None,
-    option_label: str | None = None, note: str = "",
-) -> tuple[Assignment, Criterion, Label]:
-    """A checker confirms the annotator's decision on one criterion or overrides it with a note.
-
-    The result is a label of the checker with role "checker" — the cohort's label (SPEC §2) —
-    and every change to it, overrides included, is in its history.
-    """
-    assignment = assignment_get_for_checker(assignment_id=assignment_id, user=user, for_update=True)
-    if assignment.status != Assignment.SUBMITTED:
-        raise ValidationError({"assignment": "this assignment is already checked; reopen it to change it"})
-    criterion = criterion_get_for_assignment(assignment=assignment, criterion_id=criterion_id)
-    source = Label.objects.filter(
-        response_id=assignment.response_id, criterion=criterion, annotator_id=assignment.annotator_id
-    ).first()
-    if source is None:
-        raise ValidationError({"criterion": "the annotator has no label for this criterion"})
-    note = (note or "").strip()
-    if confirm:
-        decision = {"verdict": source.verdict, "option_label": source.option_label,
-                    "value": source.value if source.option_label is None and source.verdict is None else None}
-        label = _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
-                              action="confirm", note=note, **decision)
-    else:
-        if not note:
-            raise ValidationError({"note": "an override needs a note saying why"})
-        if verdict is None and option_label is None:
-            raise ValidationError({"verdict": "choose the decision that replaces the annotator's"})
-        label = _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
-                              action="override", note=note, verdict=verdict, option_label=option_label)
-    return assignment, criterion, label
-
-
-@transaction.atomic
-def assignment_check_complete(*, assignment_id: int, user) -> Assignment:
-    """Confirm every criterion the checker has not yet decided, then mark the assignment checked."""
-    assignment = assignment_get_for_checker(assignment_id=assignment_id, user=user, for_update=True)
-    if assignment.status != Assignment.SUBMITTED:
-        raise ValidationError({"assignment": "this assignment is already checked"})
-    checked = set(
-        Label.objects.filter(response_id=assignment.response_id, cohort_id=assignment.cohort_id, role="checker")
-        .values_list("criterion_id", flat=True)
-    )
-    sources = {
-        label.criterion_id: label
-        for label in Label.objects.filter(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
-    }
-    for criterion in criteria_for_response(response=assignment.response):
-        if criterion.pk in checked or criterion.pk not in sources:
-            continue
-        source = sources[criterion.pk]
-        decision = {"verdict": source.verdict, "option_label": source.option_label,
-                    "value": source.value if source.option_label is None and source.verdict is None else None}
-        _checker_save(assignment=assignment, criterion=criterion, checker=user, source=source,
-                      action="confirm", note="", **decision)
-    assignment.status = Assignment.CHECKED
-    assignment.checked_at = timezone.now()
-    assignment.checked_by = user
-    assignment.save(update_fields=["status", "checked_at", "checked_by"])
-    return assignment

@@ -10,29 +10,31 @@ Without JavaScript the same forms post normally and redirect back to the page.
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from . import selectors
+from .access import project_get_for, projects_for, roles_by_project
 from .assignments import (
-    assignment_reassign, assignment_reopen, assignment_submit, assignment_time_add, project_assign,
+    assignment_reassign,
+    assignment_reopen,
+    assignment_submit,
+    assignment_time_add,
+    project_assign,
 )
-from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, TimeReportForm
+from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm
 from .models import Assignment, Label, Project
-from .services import LabelConflict, assignment_check_complete, checker_label_record, label_record
+from .projects import project_role_set
+from .reviews import review_complete, review_decision_record
+from .services import LabelConflict, label_record
 
 
 def _error_text(exc: ValidationError) -> str:
     return "; ".join(exc.messages)
-
-
-def _staff_only(user) -> None:
-    if not user.is_staff:
-        raise PermissionDenied("Researchers only")
 
 
 # --- annotator ----------------------------------------------------------------------------
@@ -40,7 +42,10 @@ def _staff_only(user) -> None:
 
 @login_required
 def home(request):
-    projects = Project.objects.only("slug", "name") if request.user.is_staff else []
+    """My work (cohort memberships) and the projects the user has a role in."""
+    roles = roles_by_project(user=request.user)
+    projects = [(p, "superuser" if request.user.is_superuser else roles[p.pk])
+                for p in projects_for(user=request.user).only("slug", "name").order_by("slug")]
     return render(request, "annotation/home.html", {"work": selectors.work_list_for_user(user=request.user),
                                                     "projects": projects})
 
@@ -130,40 +135,56 @@ def label_time(request, assignment_id: int):
 @login_required
 def review_queue(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
-    membership, queue = selectors.review_queue_for_checker(user=request.user, project_id=project.pk)
-    page = Paginator(queue, 50).get_page(request.GET.get("page"))
-    return render(request, "annotation/review_queue.html", {"project": project, "cohort": membership.cohort, "page": page})
+    status = request.GET.get("status") or None
+    membership, rows = selectors.review_queue_for_checker(user=request.user, project_id=project.pk, status=status)
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    selectors.review_queue_disagreements(rows=[r for r in page if r.status != "waiting"], cohort=membership.cohort)
+    _, every = selectors.review_queue_for_checker(user=request.user, project_id=project.pk) if status else (None, rows)
+    counts = {name: sum(1 for r in every if r.status == name) for name in ("ready", "waiting", "checked")}
+    return render(request, "annotation/review_queue.html", {
+        "project": project, "cohort": membership.cohort, "page": page, "status": status, "counts": counts,
+    })
+
+
+def _next_ready(user, project_id: int, after: int | None = None) -> int | None:
+    _, rows = selectors.review_queue_for_checker(user=user, project_id=project_id, status="ready")
+    return next((r.response_id for r in rows if r.response_id != after), None)
 
 
 @login_required
-def review_page(request, assignment_id: int):
-    assignment = selectors.assignment_get_for_checker(assignment_id=assignment_id, user=request.user)
-    return render(request, "annotation/review.html", selectors.review_page_data(assignment=assignment))
+def review_page(request, response_id: int):
+    item = selectors.review_item_get_for_checker(response_id=response_id, user=request.user)
+    return render(request, "annotation/review.html", selectors.review_page_data(item=item))
+
+
+@login_required
+def review_assignment_page(request, assignment_id: int):
+    """Links of the per-assignment review that came before: the item's review page."""
+    assignment = get_object_or_404(Assignment.objects.only("response_id"), pk=assignment_id)
+    item = selectors.review_item_get_for_checker(response_id=assignment.response_id, user=request.user)
+    return redirect("review-page", response_id=item.response.pk)
 
 
 @login_required
 @require_POST
-def review_save(request, assignment_id: int, criterion_id: int):
-    assignment = selectors.assignment_get_for_checker(assignment_id=assignment_id, user=request.user)
-    criterion = selectors.criterion_get_for_assignment(assignment=assignment, criterion_id=criterion_id)
+def review_save(request, response_id: int, criterion_id: int):
+    item = selectors.review_item_get_for_checker(response_id=response_id, user=request.user)
+    criterion = selectors.criterion_get_for_response(response=item.response, criterion_id=criterion_id)
     form = ReviewForm(request.POST)
     error = ""
     if not form.is_valid():
         error = "; ".join(e for errors in form.errors.values() for e in errors)
     else:
-        data = form.cleaned_data
         try:
-            checker_label_record(
-                assignment_id=assignment.pk, criterion_id=criterion.pk, user=request.user,
-                confirm=data["action"] == "confirm", note=data["note"], **data["choice"],
-            )
+            item, _, _ = review_decision_record(response_id=response_id, criterion_id=criterion.pk, user=request.user,
+                                                **form.service_kwargs())
         except ValidationError as exc:
             error = _error_text(exc)
     if not request.htmx:
         if error:
             messages.error(request, error)
-        return redirect(reverse("review-page", args=[assignment.pk]) + f"#crit-{criterion.pk}")
-    context = selectors.review_page_data(assignment=assignment)
+        return redirect(reverse("review-page", args=[response_id]) + f"#crit-{criterion.pk}")
+    context = selectors.review_page_data(item=item)
     row = next(r for r in context["rows"] if r.criterion.pk == criterion.pk)
     row.error = error
     return render(request, "annotation/review.html#review-row-saved", {**context, "row": row, "oob": True})
@@ -171,26 +192,35 @@ def review_save(request, assignment_id: int, criterion_id: int):
 
 @login_required
 @require_POST
-def review_complete(request, assignment_id: int):
-    assignment = selectors.assignment_get_for_checker(assignment_id=assignment_id, user=request.user)
+def review_complete_view(request, response_id: int):
+    item = selectors.review_item_get_for_checker(response_id=response_id, user=request.user)
     try:
-        assignment_check_complete(assignment_id=assignment.pk, user=request.user)
-        messages.success(request, "Checked. The confirmed and overridden labels are now the cohort's labels.")
+        review_complete(response_id=item.response.pk, user=request.user)
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
-    return redirect("review-queue", slug=assignment.project.slug)
+        return redirect("review-page", response_id=item.response.pk)
+    names = ", ".join(a.annotator.username for a in item.assignments)
+    messages.success(request, f"Checked ({names}). Your decisions are now the cohort's labels.")
+    following = _next_ready(request.user, item.project.pk, after=item.response.pk)
+    if following is not None:
+        return redirect("review-page", response_id=following)
+    return redirect("review-queue", slug=item.project.slug)
 
 
 @login_required
 @require_POST
 def review_reopen(request, assignment_id: int):
-    assignment = selectors.assignment_get_for_checker(assignment_id=assignment_id, user=request.user)
+    assignment = get_object_or_404(Assignment.objects.only("response_id"), pk=assignment_id)
+    item = selectors.review_item_get_for_checker(response_id=assignment.response_id, user=request.user)
+    assignment = next((a for a in item.assignments if a.pk == assignment_id), None)
+    if assignment is None:
+        raise Http404("No such assignment to reopen")
     try:
         assignment_reopen(assignment=assignment, by=request.user)
         messages.success(request, f"Reopened for {assignment.annotator.username}.")
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
-    return redirect("review-queue", slug=assignment.project.slug)
+    return redirect("review-queue", slug=item.project.slug)
 
 
 # --- researcher ---------------------------------------------------------------------------
@@ -198,8 +228,7 @@ def review_reopen(request, assignment_id: int):
 
 @login_required
 def project_assignments(request, slug: str):
-    _staff_only(request.user)
-    project = get_object_or_404(Project, slug=slug)
+    project = project_get_for(user=request.user, action="manage", slug=slug)
     queryset = Assignment.objects.filter(project=project).select_related("cohort", "annotator", "response__case")
     status = request.GET.get("status")
     if status in dict(Assignment.STATUSES):
@@ -217,8 +246,7 @@ def project_assignments(request, slug: str):
 @login_required
 @require_POST
 def project_assign_view(request, slug: str):
-    _staff_only(request.user)
-    project = get_object_or_404(Project, slug=slug)
+    project = project_get_for(user=request.user, action="manage", slug=slug)
     form = AssignForm(request.POST, project=project)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {e}" for k, errors in form.errors.items() for e in errors))
@@ -236,8 +264,8 @@ def project_assign_view(request, slug: str):
 @login_required
 @require_POST
 def project_reassign(request, slug: str, assignment_id: int):
-    _staff_only(request.user)
-    assignment = get_object_or_404(Assignment, pk=assignment_id, project__slug=slug)
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
     form = ReassignForm(request.POST)
     user = get_user_model().objects.filter(username=form.data.get("username", "")).first() if form.is_valid() else None
     try:
@@ -253,11 +281,30 @@ def project_reassign(request, slug: str, assignment_id: int):
 @login_required
 @require_POST
 def project_reopen(request, slug: str, assignment_id: int):
-    _staff_only(request.user)
-    assignment = get_object_or_404(Assignment, pk=assignment_id, project__slug=slug)
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
     try:
         assignment_reopen(assignment=assignment, by=request.user)
         messages.success(request, "Reopened.")
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
     return redirect("project-assignments", slug=slug)
+
+
+@login_required
+@require_POST
+def project_role_update(request, slug: str):
+    """A manager gives a user a role in the project, changes it, or takes it away."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(f"{k}: {e}" for k, errors in form.errors.items() for e in errors))
+    else:
+        try:
+            role = project_role_set(project=project, username=form.cleaned_data["username"], role=form.cleaned_data["role"],
+                                    by=request.user)
+            messages.success(request, f"{form.cleaned_data['username']} is now {role.role if role else 'without a role'} "
+                                      f"in {project.slug}.")
+        except ValidationError as exc:
+            messages.error(request, _error_text(exc))
+    return redirect(reverse("project-detail", args=[project.slug]) + "#project-roles")

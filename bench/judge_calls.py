@@ -46,7 +46,8 @@ def _project(calls: int):
     # which would otherwise answer the first run too.
     project = Project.objects.create(slug=f"bench-judge-{time.time_ns()}", name="judge call bench")
     cases = Case.objects.bulk_create(
-        Case(project=project, external_id=f"{project.slug}-c{i}", position=i, prompt=f"Case {i} of {project.slug}: chest pain for {i + 1} hours.")
+        Case(project=project, external_id=f"{project.slug}-c{i}", position=i,
+             prompt=f"Case {i} of {project.slug}: chest pain for {i + 1} hours.")
         for i in range(n_cases)
     )
     rubrics_freeze(project=project, scopes=[
@@ -159,7 +160,8 @@ def main(argv=None) -> dict:
             "within_1_3x": elapsed <= 1.3 * ideal, "cost_usd": first.cost_usd,
             "bare_http_floor_s": round(floor, 3), "ratio_to_floor": round(elapsed / floor, 3),
             "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
-            "cached_rerun": {"calls": second.calls, "cache_hits": second.cache_hits, "server_requests": after_second["requests"] - after_first["requests"],
+            "cached_rerun": {"calls": second.calls, "cache_hits": second.cache_hits,
+                             "server_requests": after_second["requests"] - after_first["requests"],
                              "cost_usd": second.cost_usd, "elapsed_s": round(cached_elapsed, 3)},
         }
     print(json.dumps(result, indent=2))

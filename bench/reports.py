@@ -107,7 +107,8 @@ def _pages_in_process(slug: str) -> dict:
 
     project = project_get(slug=slug)
     cache.clear()
-    user, _ = get_user_model().objects.get_or_create(username="bench-researcher", defaults={"is_staff": True})
+    user, _ = get_user_model().objects.update_or_create(username="bench-researcher",
+                                                        defaults={"is_staff": True, "is_superuser": True})
     client = Client(SERVER_NAME="localhost")
     client.force_login(user)
     pages = {}

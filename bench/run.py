@@ -124,10 +124,13 @@ def run_judge_calls() -> None:
         say("[judges] 2000 calls", "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
         return
     r = json.loads(proc.stdout[proc.stdout.index("{"):])
-    say("[judges] 2000 calls at 50 ms, concurrency 16", r["elapsed_s"], f"s (ideal {r['ideal_s']} s, x{r['ratio_to_ideal']}, target <= 1.3)")
+    say("[judges] 2000 calls at 50 ms, concurrency 16", r["elapsed_s"],
+        f"s (ideal {r['ideal_s']} s, x{r['ratio_to_ideal']}, target <= 1.3)")
     say("[judges] max calls in flight", r["max_in_flight"])
     say("[judges] bare-HTTP floor, same calls", r["bare_http_floor_s"], "s")
-    say("[judges] cached re-run: server requests", r["cached_rerun"]["server_requests"], f"({r['cached_rerun']['cache_hits']} cache hits, {r['cached_rerun']['elapsed_s']} s)")
+    rerun = r["cached_rerun"]
+    say("[judges] cached re-run: server requests", rerun["server_requests"],
+        f"({rerun['cache_hits']} cache hits, {rerun['elapsed_s']} s)")
     say("[judges] load average during run", r["load_average_1m"])
 
 

@@ -160,3 +160,24 @@ def _replica_role_allowed(cursor) -> bool:
     cursor.execute("SET LOCAL session_replication_role = origin")
     cursor.execute("RELEASE SAVEPOINT evalsite_replica")
     return True
+
+
+ANALYZED_TABLES = ("annotation_case", "annotation_criterion", "annotation_response", "annotation_label",
+                   "grading_judgment", "grading_adjudication")
+SQLITE_ANALYSIS_LIMIT = 1000  # rows looked at per index: approximate statistics in milliseconds
+
+
+def tables_analyze(tables: Sequence[str] = ANALYZED_TABLES) -> None:
+    """Refresh the query planner's statistics after a bulk import.
+
+    Without them SQLite (which keeps none until ANALYZE runs) reads a response's labels through
+    the project index, every label of the project, instead of the response index: 37 ms instead
+    of 0.3 ms per adjudication or side-by-side page at 2,750 responses. PostgreSQL's autovacuum
+    would catch up eventually; doing it now makes the first pages after an import fast too."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"ANALYZE {', '.join(tables)}")
+        elif connection.vendor == "sqlite":
+            cursor.execute(f"PRAGMA analysis_limit = {SQLITE_ANALYSIS_LIMIT}")
+            for table in tables:
+                cursor.execute(f"ANALYZE {table}")

@@ -3,13 +3,15 @@ a judge names the environment variable that holds its key.
 """
 from django.contrib import admin
 
+from annotation.admin import ProjectDataAdmin
+
 from .judges.forms import JudgeForm
 from .judges.services import prompt_template_save
-from .models import Adjudication, Judge, JudgeCacheEntry, JudgeRun, Judgment, PromptTemplate
+from .models import Adjudication, AdjudicationHistory, DataJob, Judge, JudgeCacheEntry, JudgeRun, Judgment, PromptTemplate
 
 
 @admin.register(Judge)
-class JudgeAdmin(admin.ModelAdmin):
+class JudgeAdmin(ProjectDataAdmin, admin.ModelAdmin):
     """Judges, with their settings JSON edited through named fields and checked by
     ``judge_validate`` (panels: members, vote and weights stay in the settings JSON)."""
 
@@ -27,8 +29,27 @@ class JudgeAdmin(admin.ModelAdmin):
     ]
 
 
+class SuperuserOnlyAdmin:
+    """Shared across projects: superusers only (a project manager must not change another's)."""
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
 @admin.register(PromptTemplate)
-class PromptTemplateAdmin(admin.ModelAdmin):
+class PromptTemplateAdmin(SuperuserOnlyAdmin, admin.ModelAdmin):
     """Versions are immutable: saving an edited template stores it as the next version."""
 
     list_display = ["name", "version", "created_at"]
@@ -41,14 +62,21 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeCacheEntry)
-class JudgeCacheEntryAdmin(admin.ModelAdmin):
+class JudgeCacheEntryAdmin(SuperuserOnlyAdmin, admin.ModelAdmin):
     list_display = ["key", "model", "tokens_in", "tokens_out", "created_at"]
     search_fields = ["key", "model"]
     readonly_fields = ["key", "model", "text", "tokens_in", "tokens_out", "created_at"]
 
 
+class JudgeProjectAdmin(ProjectDataAdmin):
+    project_path = "judge__project"
+
+    def project_id_of(self, obj):
+        return obj.judge.project_id
+
+
 @admin.register(JudgeRun)
-class JudgeRunAdmin(admin.ModelAdmin):
+class JudgeRunAdmin(JudgeProjectAdmin, admin.ModelAdmin):
     list_display = ["pk", "judge", "status", "done_calls", "total_calls", "invalid_count", "cache_hits", "cost_usd", "created_at"]
     list_filter = ["status", "judge__project"]
     list_select_related = ["judge"]
@@ -57,7 +85,7 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(JudgeProjectAdmin, admin.ModelAdmin):
     list_display = ["judge", "response", "criterion", "sample", "verdict", "option_label", "value", "valid", "latency_ms"]
     list_filter = ["judge__project", "judge", "valid", "condition"]
     search_fields = ["response__external_id", "criterion__external_id", "raw"]
@@ -67,9 +95,36 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["response", "criterion", "verdict", "option_label", "provenance", "adjudicator", "updated_at"]
     list_filter = ["project", "provenance"]
     search_fields = ["response__external_id", "criterion__external_id", "note"]
     list_select_related = ["response", "criterion", "adjudicator"]
     raw_id_fields = ["response", "criterion"]
+
+
+@admin.register(AdjudicationHistory)
+class AdjudicationHistoryAdmin(ProjectDataAdmin, admin.ModelAdmin):
+    list_display = ["adjudication", "action", "changed_by", "changed_at"]
+    list_filter = ["project", "action"]
+    list_select_related = ["adjudication__response", "adjudication__criterion", "changed_by"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(DataJob)
+class DataJobAdmin(ProjectDataAdmin, admin.ModelAdmin):
+    list_display = ["pk", "kind", "project", "user", "status", "progress_pct", "created_at", "finished_at"]
+    list_filter = ["kind", "status", "project"]
+    readonly_fields = ["kind", "project", "user", "status", "progress_pct", "stage", "params", "result", "error", "file",
+                       "created_at", "started_at", "finished_at"]
+
+    def has_add_permission(self, request, obj=None):
+        return False

@@ -136,7 +136,9 @@ class Judgment(models.Model):
     cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
     # db_default too: the bundle importer writes judgments with raw INSERT / COPY.
     cached = models.BooleanField(default=False, db_default=False, help_text="Served from the request cache (no cost).")
-    error = models.TextField(blank=True, default="", db_default="", help_text="Transport failure after all retries; the call is redone on resume.")
+    error = models.TextField(
+        blank=True, default="", db_default="", help_text="Transport failure after all retries; the call is redone on resume."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -169,8 +171,18 @@ class JudgeCacheEntry(models.Model):
 
 
 class Adjudication(models.Model):
+    """The final (gold) decision of an adjudicator for (response, criterion), with how sure they
+    are, what kind of disagreement it settled, and a note. Every change appends a history row
+    (``AdjudicationHistory``) in the same transaction; ``revision`` guards concurrent edits."""
+
     AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED = "agreed", "adjudicated", "single-cohort", "unresolved"
     PROVENANCES = [(p, p) for p in (AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED)]
+    CERTAIN, PROBABLE, UNCERTAIN = "certain", "probable", "uncertain"
+    CONFIDENCES = [(CERTAIN, "certain"), (PROBABLE, "probable"), (UNCERTAIN, "uncertain")]
+    CATEGORIES = [
+        ("rubric_ambiguity", "rubric ambiguity"), ("implicit_content", "implicit-but-unverifiable content"),
+        ("annotator_slip", "annotator slip"), ("judge_error", "judge error"), ("other", "other"),
+    ]
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="adjudications")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="adjudications")
@@ -179,10 +191,13 @@ class Adjudication(models.Model):
     option_label = models.CharField(max_length=200, null=True, blank=True)
     value = models.FloatField(null=True, blank=True)
     provenance = models.CharField(max_length=14, choices=PROVENANCES, default=ADJUDICATED)
+    confidence = models.CharField(max_length=10, choices=CONFIDENCES, blank=True)
+    category = models.CharField(max_length=20, choices=CATEGORIES, blank=True)
     adjudicator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     note = models.TextField(blank=True)
+    revision = models.PositiveIntegerField(default=1, help_text="Bumped on every change; guards concurrent edits.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -191,3 +206,50 @@ class Adjudication(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["response", "criterion"], name="adjudication_unique_item"),
         ]
+
+
+class AdjudicationHistory(models.Model):
+    """Append-only record of every change to an adjudication: who, when, old state, new state."""
+
+    adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="history")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    changed_at = models.DateTimeField(auto_now_add=True)
+    action = models.CharField(max_length=20)
+    old = models.JSONField(null=True, blank=True)
+    new = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["adjudication", "changed_at", "id"]
+        verbose_name_plural = "adjudication history"
+        indexes = [models.Index(fields=["project", "id"], name="adjhistory_project_id")]
+
+
+class DataJob(models.Model):
+    """A gold export or a bundle import run by a Celery worker for a browser user: status,
+    progress and, when done, the file to download or the import's counts (or its error)."""
+
+    EXPORT, IMPORT = "export", "import"
+    KINDS = [(EXPORT, "gold export"), (IMPORT, "bundle import")]
+    QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
+    STATUSES = [(s, s) for s in (QUEUED, RUNNING, FINISHED, FAILED)]
+
+    kind = models.CharField(max_length=8, choices=KINDS)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="data_jobs")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=10, choices=STATUSES, default=QUEUED)
+    progress_pct = models.FloatField(default=0.0)
+    stage = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    file = models.CharField(max_length=500, blank=True, help_text="The job's file (upload or export), under the jobs directory.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"

@@ -44,15 +44,19 @@ def project_get(*, slug: str) -> Project:
     return project
 
 
-def source_parse(*, text: str, project: Project) -> Source:
-    """Resolve ``text`` to a Source of ``project`` (or of the project its prefix names)."""
+def source_parse(*, text: str, project: Project, local_only: bool = False) -> Source:
+    """Resolve ``text`` to a Source of ``project`` (or of the project its prefix names).
+
+    ``local_only`` (pages and the API, whose users have a role in ``project`` only): a prefix
+    is refused before any other project is looked up, with the same words whether that project
+    exists or not, so that an error never names another project's slugs, cohorts or judges."""
     text = (text or "").strip()
     if not text:
         raise ValueError("empty source; use cohort:NAME, judge:NAME or gold")
     head, _, rest = text.partition(":")
     foreign = False
     if head not in KINDS:
-        if not rest:
+        if not rest or local_only:
             raise ValueError(f"unknown source {text!r}; use cohort:NAME, judge:NAME or gold")
         project = project_get(slug=head)
         foreign = True

@@ -21,3 +21,12 @@ def judge_run_execute_task(*, run_id: int) -> dict:
     except OperationalError:  # e.g. a locked SQLite file: queue the run again and let Celery retry
         JudgeRun.objects.filter(pk=run_id, status=JudgeRun.FAILED).update(status=JudgeRun.QUEUED)
         raise
+
+
+@shared_task(name="grading.data_job_run")
+def data_job_task(*, job_id: int) -> dict:
+    """Run a gold export or a bundle import queued from the browser (``grading.jobs``)."""
+    from .jobs import data_job_run
+
+    job = data_job_run(job_id=job_id)
+    return {"job": job.pk, "status": job.status}

@@ -1,10 +1,18 @@
-"""URLs of the grading pages: the project page, reports and judges."""
+"""URLs of the grading pages (the project page, reports and judges) and of the researcher API."""
 from django.urls import include, path
 
-from . import views
+from . import apis, views
 
 urlpatterns = [
+    path("projects/import/", views.site_import, name="site-import"),
+    path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
+    path("projects/<slug:slug>/import/", views.project_import, name="project-import"),
+    path("jobs/<int:job_id>/", views.data_job, name="data-job"),
+    path("jobs/<int:job_id>/download/", views.data_job_download, name="data-job-download"),
+    path("api/projects/<slug:slug>/decisions/", apis.DecisionListApi.as_view(), name="api-decisions"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),
+    path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),
+    path("projects/<slug:slug>/quality/", include("grading.qc_urls")),
     path("", include("grading.judges.urls")),
 ]

@@ -1,13 +1,128 @@
-"""HTML views of the grading app that are not a report or a judge page: the project page
-researchers start from. Its sections come from inclusion tags of the parts they belong to.
+"""HTML views of the grading app that are not a report, judge or adjudication page: the project
+page researchers start from (its sections come from inclusion tags of the parts they belong to),
+and the project's data jobs — gold export and bundle import from the browser, run by a worker
+(``grading.jobs``), with a status partial the page polls while a job runs.
 """
-from django.contrib.admin.views.decorators import staff_member_required
-from django.shortcuts import get_object_or_404, render
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from annotation.models import Project
+from annotation.access import project_check, project_get_for, role_of
+
+from . import jobs
+from .forms import BundleUploadForm
+from .models import DataJob
+from .templatetags.data_tags import data_section_context
 
 
-@staff_member_required
+@login_required
 def project_detail(request, slug: str):
-    project = get_object_or_404(Project, slug=slug)
-    return render(request, "grading/project.html", {"project": project})
+    project = project_get_for(user=request.user, action="view", slug=slug)
+    return render(request, "grading/project.html", {"project": project, "role": role_of(project=project, user=request.user)})
+
+
+def _section(request, project, form=None):
+    if request.htmx:
+        return render(request, "grading/_data_section.html", data_section_context(project=project, user=request.user, form=form))
+    return redirect(reverse("project-detail", args=[project.slug]) + "#project-data")
+
+
+@login_required
+@require_POST
+def project_export(request, slug: str):
+    project = project_get_for(user=request.user, action="export", slug=slug)
+    jobs.data_job_export_start(project=project, user=request.user)
+    messages.success(request, "Gold export queued; the file appears here when it is ready.")
+    return _section(request, project)
+
+
+def _upload_too_large(request) -> bool:
+    """The request body is over the limit (with room for the form's other fields): refused before
+    a byte of the file is read."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) > settings.EVALSITE_MAX_UPLOAD_BYTES + 64 * 1024
+    except ValueError:
+        return False
+
+
+@login_required
+@require_POST
+def project_import(request, slug: str):
+    """Upload a bundle into this project (its project.json must name this project)."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    form = _upload_form(request)
+    if form is not None and form.is_valid():
+        try:
+            jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user, project=project,
+                                       update_settings=form.cleaned_data["update_settings"])
+            messages.success(request, "Import queued: all or nothing; the result appears here.")
+        except ValidationError as exc:
+            form.add_error("bundle", exc.message_dict.get("bundle", exc.messages))
+    return _section(request, project, form=form)
+
+
+def _upload_form(request) -> BundleUploadForm:
+    """The upload form, or one carrying a clear error when the body is over the size limit (checked
+    before the file is read)."""
+    if _upload_too_large(request):
+        form = BundleUploadForm()
+        form.is_bound = True
+        form._errors = {"bundle": form.error_class([
+            f"the upload is larger than the limit of {jobs.size_text(settings.EVALSITE_MAX_UPLOAD_BYTES)}"])}
+        return form
+    return BundleUploadForm(request.POST, request.FILES)
+
+
+@login_required
+@require_POST
+def site_import(request):
+    """A bundle for a new project (superusers: creating a project is not a project role)."""
+    if not request.user.is_superuser:
+        raise PermissionDenied("Only superusers create projects; a project's managers import into it from its page")
+    form = _upload_form(request)
+    if form.is_valid():
+        try:
+            job = jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user,
+                                             update_settings=form.cleaned_data["update_settings"])
+            return redirect("data-job", job_id=job.pk)
+        except ValidationError as exc:
+            form.add_error("bundle", exc.message_dict.get("bundle", exc.messages))
+    messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("home")
+
+
+def _job_for(request, job_id: int) -> DataJob:
+    """A job, for whoever's role in its project allows its kind of work (export: adjudicators and
+    managers; import: managers), by the rule of ``annotation.access``: 404 without a role there,
+    403 for a role that does not allow it. Starting a job gives no lasting right to it: a user who
+    lost the role loses the job's page and file with it. A job of no project (a new project's
+    import, which only superusers start) is the superusers'."""
+    job = DataJob.objects.select_related("project", "user").filter(pk=job_id).first()
+    if job is None or (job.project_id is None and not request.user.is_superuser):
+        raise Http404("No such job")
+    if job.project_id is not None:
+        project_check(project=job.project_id, user=request.user, action="export" if job.kind == DataJob.EXPORT else "manage")
+    return job
+
+
+@login_required
+def data_job(request, job_id: int):
+    job = _job_for(request, job_id)
+    template = "grading/_job.html" if request.htmx else "grading/job.html"
+    return render(request, template, {"job": job})
+
+
+@login_required
+def data_job_download(request, job_id: int):
+    job = _job_for(request, job_id)
+    if job.kind != DataJob.EXPORT or job.status != DataJob.FINISHED:
+        raise Http404("This job has no file to download")
+    path = jobs.job_path(job)
+    if path is None:
+        raise Http404("The file is no longer there; export again")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type="application/zip")

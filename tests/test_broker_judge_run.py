@@ -28,7 +28,8 @@ def test_baseline_judge_run_executes_on_a_worker(transactional_db, mini_bundle, 
     judge = Judge.objects.create(project=project, name="lexical", backend=Judge.BASELINE, model="lexical-baseline")
     run = judge_run_create(judge=judge)
     settings = connection.settings_dict
-    database_url = f"postgres://{settings['USER'] or 'postgres'}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    host = f"{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
+    database_url = f"postgres://{settings['USER'] or 'postgres'}@{host}/{settings['NAME']}"
     backend = os.environ.get("CELERY_RESULT_BACKEND") or BROKER
     env = {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": BROKER, "CELERY_RESULT_BACKEND": backend,
            "DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "CELERY_TASK_ALWAYS_EAGER": "false"}

@@ -137,3 +137,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
 }
+
+# Background data jobs (gold export, bundle import from the browser): their files live here.
+EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "jobs")))
+# The largest bundle a browser may upload; bigger uploads are refused before they are read.
+EVALSITE_MAX_UPLOAD_BYTES = env.int("EVALSITE_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
+# Uploads above this size go to a temporary file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

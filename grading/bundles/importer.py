@@ -3,10 +3,16 @@ nothing is written, and the error names the file, the line and the field. Ids ar
 keys, so re-importing the same bundle writes nothing; a changed rubric becomes a new rubric
 version; a changed label is updated with a history entry.
 
+A project's settings (name, blind, coverage_k, ...) come from project.json only when the import
+creates the project. Over an existing project they are compared and left as they are, and the
+result says which differ, unless the caller asks for ``update_settings``: then they are applied
+through ``annotation.projects.project_settings_update``, which records them in the project's audit
+trail. A setting project.json does not mention is never touched.
+
 Labels and judgments are validated and written by ``records.LabelJudgmentSteps`` through
 ``evalsite.fastinsert`` (PostgreSQL COPY), so memory stays flat at benchmark scale.
 """
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
@@ -14,21 +20,20 @@ from django.utils import timezone
 
 from annotation.decisions import DecisionError
 from annotation.models import Case, Cohort, ImportBatch, Project, Response
-from annotation.rubrics import rubrics_freeze
-from evalsite.fastinsert import insert_rows
+from annotation.projects import SETTINGS, project_settings_update, settings_clean
+from annotation.rubrics import RubricChangeError, rubrics_freeze
+from evalsite.fastinsert import insert_rows, tables_analyze
 
 from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge
 from . import validate as v
+from .adjudications import AdjudicationStep
 from .errors import BundleError
 from .reader import BundleReader
 from .records import LabelJudgmentSteps
 
 JUDGE_BACKENDS = tuple(choice for choice, _ in Judge.BACKENDS)
-PROJECT_FIELDS = (
-    "name", "description", "blind", "coverage_k", "overlap", "low_agreement_threshold",
-    "show_reference_answer", "rubric", "cohorts", "judges",
-)
+PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges")
 JUDGE_FIELDS = (
     "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
     "concurrency", "max_retries", "price_in_per_mtok", "price_out_per_mtok", "settings",
@@ -43,21 +48,35 @@ class ImportResult:
     responses: int
     labels: int
     judgments: int
+    adjudications: int = 0
+    # {setting: [old, new]} applied to an existing project (only with ``update_settings``)
+    settings_changed: dict = field(default_factory=dict)
+    # {setting: [current, in the bundle]} that differ and were left as they are
+    settings_ignored: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """SPEC §5's keys, plus adjudications and the two settings reports when they have something to say."""
+        data = asdict(self)
+        for key in ("adjudications", "settings_changed", "settings_ignored"):
+            if not data[key]:
+                del data[key]
+        return data
 
 
-def bundle_import(*, path: str | Path, user=None) -> ImportResult:
-    """Import the bundle at ``path`` (a directory or a .zip); raises ``BundleError``."""
+def bundle_import(*, path: str | Path, user=None, update_settings: bool = False) -> ImportResult:
+    """Import the bundle at ``path`` (a directory or a .zip); raises ``BundleError``.
+
+    ``update_settings`` applies project.json's settings to an existing project, unblinding
+    included (the explicit request is what allows it), recorded as an audit event by ``user``."""
     with BundleReader(path) as reader:
-        return _Importer(reader, user).run()
+        return _Importer(reader, user, update_settings=update_settings).run()
 
 
-class _Importer(LabelJudgmentSteps):
-    def __init__(self, reader: BundleReader, user):
+class _Importer(LabelJudgmentSteps, AdjudicationStep):
+    def __init__(self, reader: BundleReader, user, *, update_settings: bool = False):
         self.reader = reader
         self.user = user
+        self.update_settings = update_settings
         self.now = timezone.now()
         # Timestamps go to the bulk inserts already in database form, once, not per row.
         self.stamp = self.now.isoformat() if connection.vendor == "postgresql" else connection.ops.adapt_datetimefield_value(self.now)
@@ -75,16 +94,10 @@ class _Importer(LabelJudgmentSteps):
             slug = v.string(data, "slug")
             if not v.SLUG_RE.match(slug):
                 raise v.FieldError("slug", f"slug {slug!r} may hold only letters, digits, '-' and '_'")
-            settings = {
-                "name": v.string(data, "name"),
-                "description": v.string(data, "description", required=False, blank=True),
-                "blind": bool(data.get("blind", True)),
-                "coverage_k": v.integer(data, "coverage_k", default=None),
-                "overlap": v.integer(data, "overlap", default=1, minimum=1),
-                "low_agreement_threshold": v.number(data, "low_agreement_threshold", default=0.6),
-                "show_reference_answer": bool(data.get("show_reference_answer", False)),
-            }
-            rubric = [v.criterion(c, prefix=f"rubric[{i}].") for i, c in enumerate(data.get("rubric") or [])]
+            if slug in Project.RESERVED_SLUGS:
+                raise v.FieldError("slug", f"slug {slug!r} is reserved (a page of the site has that address)")
+            settings = _settings(data)
+            rubric = [v.criterion_clean(c, prefix=f"rubric[{i}].") for i, c in enumerate(data.get("rubric") or [])]
             cohorts = data.get("cohorts") or []
             for i, cohort in enumerate(cohorts):
                 if not isinstance(cohort, dict):
@@ -114,16 +127,22 @@ class _Importer(LabelJudgmentSteps):
             labels_written, label_changes = self._labels()
             labels_written += self._label_changes_apply(label_changes)
             judgments_written = self._judgments(existing_judgments)
+            adjudications_written = self._adjudications()
+            settings_changed = self._settings_apply()
             counts = {
                 "cases": cases_written, "criteria": criteria_written, "responses": responses_written,
                 "labels": labels_written, "judgments": judgments_written,
             }
+            if adjudications_written:
+                counts["adjudications"] = adjudications_written
             if any(counts.values()) or self.project_written:
                 self.batch.counts = counts
                 self.batch.save(update_fields=["counts"])
             else:
                 self.batch.delete()  # nothing changed: leave no trace
-        return ImportResult(project=slug, **counts)
+        if any(counts.values()):
+            tables_analyze()  # fresh planner statistics for the pages that read the new rows
+        return ImportResult(project=slug, **counts, settings_changed=settings_changed, settings_ignored=self.settings_ignored)
 
     def _judge_spec(self, obj: object, i: int) -> dict:
         prefix = f"judges[{i}]."
@@ -160,18 +179,35 @@ class _Importer(LabelJudgmentSteps):
         self.seen_criteria[criterion_id] = f"{name} line {line}" if line else name
 
     def _project(self, slug: str, settings: dict) -> Project:
+        """The project, created with the bundle's settings if it is new. For an existing one the
+        settings that differ are only noted here; ``_settings_apply`` deals with them."""
         project = Project.objects.filter(slug=slug).first()
         self.project_written = False
+        self.settings_differing: dict[str, list] = {}
+        self.settings_ignored: dict[str, list] = {}
         if project is None:
             self.project_written = True
             return Project.objects.create(slug=slug, **settings)
-        changed = [f for f, value in settings.items() if getattr(project, f) != value]
-        if changed:
-            for field in changed:
-                setattr(project, field, settings[field])
-            project.save(update_fields=changed)
-            self.project_written = True
+        self.settings_differing = {
+            name: [getattr(project, name), value] for name, value in settings.items() if getattr(project, name) != value
+        }
+        if not self.update_settings:
+            self.settings_ignored = self.settings_differing
         return project
+
+    def _settings_apply(self) -> dict:
+        """Apply the differing settings when asked to; returns {setting: [old, new]}. Done last, so
+        the lock ``project_settings_update`` takes on the project row is held only to the commit."""
+        if not (self.update_settings and self.settings_differing):
+            return {}
+        changed = project_settings_update(
+            project=self.project, settings={name: new for name, (_, new) in self.settings_differing.items()},
+            by=self.user, allow_unblinding=True, source=self.reader.path.name,
+        )
+        if changed:
+            self.project.refresh_from_db()
+            self.project_written = True
+        return changed
 
     def _cohorts(self, names: list[str]) -> dict[str, Cohort]:
         existing = {c.name: c for c in Cohort.objects.filter(project=self.project)}
@@ -225,7 +261,7 @@ class _Importer(LabelJudgmentSteps):
                 criteria = obj.get("criteria") or []
                 if not isinstance(criteria, list):
                     raise v.FieldError("criteria", "field 'criteria' must be a list")
-                specs = [v.criterion(c, prefix=f"criteria[{i}].") for i, c in enumerate(criteria)]
+                specs = [v.criterion_clean(c, prefix=f"criteria[{i}].") for i, c in enumerate(criteria)]
             except v.FieldError as exc:
                 self._fail(exc, "cases.jsonl", number)
             for i, spec in enumerate(specs):
@@ -268,7 +304,10 @@ class _Importer(LabelJudgmentSteps):
                         "cases.jsonl" if case else "project.json",
                         f"criterion_id {spec['criterion_id']!r} already belongs to {where}", field="criterion_id",
                     )
-        results = rubrics_freeze(project=self.project, scopes=scopes)
+        try:
+            results = rubrics_freeze(project=self.project, scopes=scopes)
+        except RubricChangeError as exc:
+            raise BundleError("cases.jsonl" if exc.case else "project.json", exc.message, field=exc.field) from exc
         return sum(len(specs) for (_, specs), (_, changed) in zip(scopes, results) if changed)
 
     def _responses(self) -> int:
@@ -313,6 +352,21 @@ class _Importer(LabelJudgmentSteps):
                 ("project_id", "case_id", "external_id", "position", "model", "author_kind", "text"),
                 rows,
             )
+
+
+def _settings(data: dict) -> dict:
+    """The settings project.json gives, each checked for its type by the one settings check
+    (``annotation.projects.settings_clean``: a string is never a boolean)."""
+    settings = {}
+    for name in SETTINGS:
+        if name in data:
+            try:
+                settings |= settings_clean({name: data[name]})
+            except ValueError as exc:
+                raise v.FieldError(name, str(exc)) from exc
+    if not settings["name"].strip():
+        raise v.FieldError("name", "field 'name' must not be empty")
+    return settings
 
 
 def _differs(current, new) -> bool:

@@ -5,14 +5,14 @@ import hashlib
 import io
 import json
 import zipfile
-
-import orjson
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
+
 from .errors import BundleError
 
-JSONL_FILES = ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl")
+JSONL_FILES = ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl", "adjudications.jsonl")
 
 
 class BundleReader:

@@ -11,7 +11,6 @@ import json
 from contextlib import contextmanager
 
 import orjson
-
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -36,25 +35,24 @@ class LabelJudgmentSteps:
             lock_key_share(model._meta.db_table, "project_id = %s", [self.project.pk])
         lock_key_share(Judge._meta.db_table, "project_id = %s", [self.project.pk])
         responses = {
-            ext: (pk, case_id)
-            for ext, pk, case_id in Response.objects.filter(project=self.project).values_list("external_id", "pk", "case_id")
+            ext: (pk, version)
+            for ext, pk, version in Response.objects.filter(project=self.project).values_list(
+                "external_id", "pk", "case__rubric_version_id"
+            )
         }
         criteria = {}
-        cases_with_own = set()
         shapes: dict[tuple, tuple] = {}  # criteria with the same kind and options validate alike
         for ext, pk, case_id, kind, options, version in self.project.criteria.values_list(
             "external_id", "pk", "case_id", "kind", "options", "rubric_version_id"
         ):
             shape = (kind, json.dumps(options, sort_keys=True))
             criteria[ext] = (pk, case_id, kind, options, version, shapes.setdefault(shape, shape))
-            if case_id is not None:
-                cases_with_own.add(case_id)
-        return responses, criteria, cases_with_own
+        return responses, criteria
 
-    def _target(self, obj, responses, criteria, cases_with_own):
+    def _target(self, obj, responses, criteria):
         response_id, criterion_id = obj["response_id"], obj["criterion_id"]
         try:
-            response_pk, case_pk = responses[response_id]
+            response_pk, version = responses[response_id]
         except (KeyError, TypeError):
             v.string(obj, "response_id")
             raise v.FieldError("response_id", f"unknown response_id {response_id!r}") from None
@@ -63,32 +61,37 @@ class LabelJudgmentSteps:
         except (KeyError, TypeError):
             v.string(obj, "criterion_id")
             raise v.FieldError("criterion_id", f"unknown criterion_id {criterion_id!r}") from None
-        applies = criterion[1] == case_pk if criterion[1] is not None else case_pk not in cases_with_own
-        if not applies:
+        if criterion[4] != version:  # not in the rubric the response's case is judged against
             raise v.FieldError("criterion_id", f"criterion_id {criterion_id!r} is not in the rubric of response {response_id!r}'s case")
         return response_pk, criterion
 
     def _labels(self) -> tuple[int, list]:
         """Validate labels.jsonl and write its new labels while reading it; returns how many were
         written and the changed ones (applied afterwards, with history)."""
-        responses, criteria, cases_with_own = self.lookups
+        responses, criteria = self.lookups
         User = get_user_model()
         users = dict(User.objects.values_list(User.USERNAME_FIELD, "pk"))
         referenced: set[int] = set()
         members = {
             user_id: (cohort_id, role)
-            for user_id, cohort_id, role in CohortMembership.objects.filter(project=self.project).values_list("user_id", "cohort_id", "role")
+            for user_id, cohort_id, role in CohortMembership.objects.filter(project=self.project)
+            .values_list("user_id", "cohort_id", "role")
         }
-        existing = {
-            (r, c, a): (pk, verdict, option, value, rationale, [] if evidence == "[]" else orjson.loads(evidence), role)
-            for pk, r, c, a, verdict, option, value, rationale, evidence, role in _plain_rows(
-                f"SELECT id, response_id, criterion_id, annotator_id, verdict, option_label, value, rationale,"
-                f" evidence, role FROM {Label._meta.db_table} WHERE project_id = %s",
-                [self.project.pk],
-            )
-        }
+        existing, checked = {}, {}
+        for pk, r, c, a, cohort, verdict, option, value, rationale, evidence, role in _plain_rows(
+            f"SELECT id, response_id, criterion_id, annotator_id, cohort_id, verdict, option_label, value, rationale,"
+            f" evidence, role FROM {Label._meta.db_table} WHERE project_id = %s",
+            [self.project.pk],
+        ):
+            state = (pk, verdict, option, value, rationale, [] if evidence == "[]" else orjson.loads(evidence), role)
+            if role == CohortMembership.CHECKER:
+                # The cohort's checker label: one per (response, criterion, cohort), whoever recorded it.
+                checked[(r, c, cohort)] = (*state, a)
+            else:
+                existing[(r, c, a)] = state
         changed: list[tuple] = []
         seen: set[tuple] = set()
+        seen_checked: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=False)
         project_pk, batch_pk, stamp = self.project.pk, self.batch.pk, self.stamp
         cohort_pks = {name: cohort.pk for name, cohort in self.cohorts.items()}
@@ -108,7 +111,7 @@ class LabelJudgmentSteps:
                     keys = obj.keys()
                     if not (required_set <= keys and keys <= allowed_set):
                         v.check_keys(obj, required=required, optional=optional)
-                    response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
+                    response_pk, criterion = self._target(obj, responses, criteria)
                     cohort_name = obj["cohort"]
                     cohort_pk = cohort_pks.get(cohort_name) if type(cohort_name) is str else None
                     if cohort_pk is None:
@@ -149,13 +152,21 @@ class LabelJudgmentSteps:
                     if key in seen:
                         raise v.FieldError("annotator", f"duplicate label for ({obj['response_id']}, {obj['criterion_id']}, {username})")
                     seen.add(key)
+                    if role == CohortMembership.CHECKER:
+                        key = (response_pk, criterion[0], cohort_pk)
+                        if key in seen_checked:
+                            raise v.FieldError("annotator", f"a second checker label for ({obj['response_id']},"
+                                                            f" {obj['criterion_id']}) in cohort {cohort_name!r}: a cohort"
+                                                            " has one checker decision per item")
+                        seen_checked.add(key)
                 except (v.FieldError, DecisionError) as exc:
                     self._fail(exc, "labels.jsonl", number)
                 referenced.add(user_pk)
                 state = (decision.verdict, decision.option_label, decision.value, rationale, evidence, role)
-                if key in existing:
-                    if existing[key][1:] != state:
-                        changed.append((existing[key][0], obj, decision, rationale, evidence, role))
+                stored = checked.get(key) if role == CohortMembership.CHECKER else existing.get(key)
+                if stored is not None:
+                    if stored[1:7] != state or (role == CohortMembership.CHECKER and stored[7] != user_pk):
+                        changed.append((stored[0], obj, decision, rationale, evidence, role, user_pk))
                     continue
                 out.write((
                     project_pk, response_pk, criterion[0], criterion[4], cohort_pk, user_pk, role, batch_pk,
@@ -166,10 +177,12 @@ class LabelJudgmentSteps:
         return out.count, changed
 
     def _label_changes_apply(self, changed: list) -> int:
-        for pk, obj, decision, rationale, evidence, role in changed:
+        User = get_user_model()
+        for pk, obj, decision, rationale, evidence, role, user_pk in changed:
             label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(pk=pk)
             label_save(
-                response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+                response=label.response, criterion=label.criterion, cohort=label.cohort,
+                annotator=label.annotator if label.annotator_id == user_pk else User.objects.get(pk=user_pk),
                 changed_by=self.user, role=role, verdict=decision.verdict, option_label=decision.option_label,
                 value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
                 action="import", note=f"re-import of {self.reader.path.name}",
@@ -190,7 +203,7 @@ class LabelJudgmentSteps:
     def _judgments(self, existing: dict) -> int:
         """Validate judgments.jsonl and write its new judgments while reading it; judges named
         for the first time are created on the way (the COPY pauses for them)."""
-        responses, criteria, cases_with_own = self.lookups
+        responses, criteria = self.lookups
         changed: list[tuple[int, object, bool, dict]] = []
         seen: set[tuple] = set()
         decide = _DecisionMemo(allow_invalid=True)
@@ -213,7 +226,7 @@ class LabelJudgmentSteps:
                     keys = obj.keys()
                     if not (required_set <= keys and keys <= allowed_set):
                         v.check_keys(obj, required=required, optional=optional)
-                    response_pk, criterion = self._target(obj, responses, criteria, cases_with_own)
+                    response_pk, criterion = self._target(obj, responses, criteria)
                     judge_key = (obj["judge"], obj.get("condition"), obj.get("judge_model"))
                     try:
                         judge = judges.get(judge_key) if type(judge_key[0]) is str else None
@@ -237,7 +250,8 @@ class LabelJudgmentSteps:
                     latency = v.number(obj, "latency_ms") if "latency_ms" in obj else None
                     key = (judge[0].pk, response_pk, criterion[0], sample)
                     if key in seen:
-                        raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']}, {judge[2]}, sample {sample})")
+                        raise v.FieldError("sample", f"duplicate judgment for ({obj['response_id']}, {obj['criterion_id']},"
+                                                     f" {judge[2]}, sample {sample})")
                     seen.add(key)
                 except (v.FieldError, DecisionError) as exc:
                     self._fail(exc, "judgments.jsonl", number)

@@ -146,7 +146,9 @@ class ChatBackend:
                 # The client's documented raw-request call: same auth, base URL, timeouts and
                 # error types, without per-call request transformation and response models,
                 # which cost about a millisecond of GIL time per call (see bench/judge_calls.py).
-                body = self.client.post("/chat/completions", cast_to=bytes, body={"model": self.config.model, "messages": messages, **params})
+                body = self.client.post(
+                    "/chat/completions", cast_to=bytes, body={"model": self.config.model, "messages": messages, **params}
+                )
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status == 400 and self.json_mode and "response_format" in str(exc.message):

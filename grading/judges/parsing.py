@@ -14,6 +14,7 @@ and an ordinal one at the option just below the top, and the judgment is flagged
 import json
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from annotation.decisions import DecisionError, decision_validate
 
@@ -99,9 +100,16 @@ def whitespace_normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=8)
+def _haystack(response_text: str) -> str:
+    """The normalized response, kept for the next quotes: a page checks hundreds of quotes
+    against the same response, and normalizing it each time was most of the page's cost."""
+    return whitespace_normalize(response_text)
+
+
 def evidence_valid_quotes(*, quotes: list[str], response_text: str) -> list[str]:
     """The quotes that occur verbatim (after whitespace normalization) in the response."""
-    haystack = whitespace_normalize(response_text)
+    haystack = _haystack(response_text)
     return [q for q in quotes if whitespace_normalize(q) and whitespace_normalize(q) in haystack]
 
 

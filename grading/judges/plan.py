@@ -3,13 +3,15 @@ each call's prompt, and the few-shot examples it shows. Reads only.
 
 A run's scope is ``{"cases": [case ids], "models": [model names], "criteria": [criterion ids],
 "responses": [response ids]}`` (external ids; each key optional; empty = whole project). A
-response is judged on its case's own criteria, or on the project rubric when its case has none.
+response is judged on the criteria of its case's rubric version. Few-shot examples carry the
+cohort decisions of ``grading.selectors.cohort_frame`` (the one cohort rule; ties teach nothing
+and are left out).
 """
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
-from annotation.models import Case, Cohort, Criterion, Label, Response
+from annotation.models import Case, Cohort, Criterion, Response
 
 from . import prompts
 from .settings import JudgeSettings
@@ -56,18 +58,16 @@ def plan_items(*, project, scope: dict | None) -> list[Item]:
     criteria = Criterion.objects.filter(project=project)
     if scope.get("criteria"):
         criteria = criteria.filter(external_id__in=scope["criteria"])
-    by_case: dict[int | None, list[tuple]] = defaultdict(list)
-    cases_with_own = set(
-        Criterion.objects.filter(project=project, case__isnull=False).values_list("case_id", flat=True).distinct()
-    )
-    for row in criteria.order_by("case_id", "position").values_list(
-        "pk", "case_id", "text", "kind", "options", "min_evidence", "rubric_version_id"
+    by_version: dict[int, list[tuple]] = defaultdict(list)
+    for row in criteria.order_by("rubric_version_id", "position").values_list(
+        "pk", "rubric_version_id", "text", "kind", "options", "min_evidence"
     ):
-        by_case[row[1]].append(row)
+        by_version[row[1]].append(row)
     items = []
-    for pk, text, model, case_pk in responses.order_by("position", "pk").values_list("pk", "text", "model", "case_id"):
-        own = by_case.get(case_pk, []) if case_pk in cases_with_own else by_case.get(None, [])
-        for c_pk, _, c_text, kind, options, min_evidence, version in own:
+    for pk, text, model, case_pk, version in responses.order_by("position", "pk").values_list(
+        "pk", "text", "model", "case_id", "case__rubric_version_id"
+    ):
+        for c_pk, _, c_text, kind, options, min_evidence in by_version.get(version, []):
             items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version))
     return items
 
@@ -129,42 +129,34 @@ class PromptBuilder:
         )
 
 
-def fewshot_pool(*, project, cohort_name: str) -> tuple[dict[int, list[tuple[int, str | None, str | None]]], dict[int, str]]:
-    """A cohort's decisions per criterion — (response, verdict, option) — and the responses' texts.
+def fewshot_pool(*, project, cohort_name: str) -> tuple[dict[int, list[tuple]], dict[int, str]]:
+    """A cohort's decisions per criterion — (response, verdict, option, value) — and the responses'
+    texts. The decisions are the cohort's (SPEC §2 rule, ``cohort_frame``); ties are left out."""
+    from ..selectors import cohort_frame  # pandas loads only when a run plans few-shot examples
 
-    The cohort decision rule of SPEC §2: a checker's label wins, else the majority of the
-    annotators' labels; ties are left out (they teach nothing)."""
     cohort = Cohort.objects.filter(project=project, name=cohort_name).first()
     if cohort is None:
         return {}, {}
-    votes: dict[tuple[int, int], list[tuple[str, tuple]]] = defaultdict(list)
-    for r, c, role, verdict, option in Label.objects.filter(cohort=cohort).values_list(
-        "response_id", "criterion_id", "role", "verdict", "option_label"
-    ):
-        if verdict is None and option is None:
-            continue
-        votes[(r, c)].append((role, (verdict, option)))
+    decided = cohort_frame(cohort=cohort)
+    decided = decided[~decided["unresolved"].astype(bool)].sort_values(["response_id", "criterion_id"])
     pool: dict[int, list] = defaultdict(list)
-    for (r, c), rows in sorted(votes.items()):
-        checked = [d for role, d in rows if role == "checker"]
-        counts = Counter(checked or [d for _, d in rows]).most_common()
-        if len(counts) > 1 and counts[0][1] == counts[1][1]:
-            continue
-        verdict, option = counts[0][0]
-        pool[c].append((r, verdict, option))
-    response_ids = {r for entries in pool.values() for r, _, _ in entries}
+    for r, c, verdict, option, value in zip(decided["response_id"], decided["criterion_id"], decided["verdict"],
+                                            decided["option"], decided["value"]):
+        bare_value = None if verdict is not None or option is not None or value != value else float(value)
+        pool[int(c)].append((int(r), verdict, option, bare_value))
+    response_ids = {r for entries in pool.values() for r, *_ in entries}
     texts = dict(Response.objects.filter(pk__in=response_ids).values_list("pk", "text"))
     return dict(pool), texts
 
 
-def fewshot_examples(*, pool: list[tuple[int, str | None, str | None]], texts: dict[int, str], exclude_response: int,
+def fewshot_examples(*, pool: list[tuple], texts: dict[int, str], exclude_response: int,
                      k: int, seed: str) -> list[prompts.Example]:
     """k examples, balanced over the decisions present (round robin), seeded, never the judged response."""
     rng = random.Random(seed)
     groups: dict[tuple, list] = defaultdict(list)
-    for r, verdict, option in pool:
+    for r, verdict, option, value in pool:
         if r != exclude_response:
-            groups[(verdict or "", option or "")].append((r, verdict, option))
+            groups[(verdict or "", option or "", -1.0 if value is None else value)].append((r, verdict, option, value))
     ordered = []
     for decision in sorted(groups):
         members = sorted(groups[decision])
@@ -177,4 +169,4 @@ def fewshot_examples(*, pool: list[tuple[int, str | None, str | None]], texts: d
             if members and len(chosen) < k:
                 chosen.append(members.pop())
     rng.shuffle(chosen)  # do not teach a position pattern
-    return [prompts.Example(response_text=texts.get(r, ""), verdict=v, option_label=o) for r, v, o in chosen]
+    return [prompts.Example(response_text=texts.get(r, ""), verdict=v, option_label=o, value=x) for r, v, o, x in chosen]

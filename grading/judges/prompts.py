@@ -86,6 +86,7 @@ class Example:
     response_text: str
     verdict: str | None = None
     option_label: str | None = None
+    value: float | None = None  # an ordinal decision given as a value between the options
 
 
 def model_aliases(models_in_order: list[str]) -> dict[str, str]:
@@ -123,8 +124,12 @@ def examples_block(*, examples: list[Example], kind: str, max_chars: int = 1500)
                 decision = '"criteria_met": null (cannot be assessed)'
             else:
                 decision = f'"criteria_met": {"true" if ex.verdict == "met" else "false"}'
-        else:
+        elif ex.option_label is not None:
             decision = f'"option": "{ex.option_label}"'
+        elif ex.value is not None:
+            decision = f'"value": {ex.value:g} (between the options, on their scale)'
+        else:
+            decision = '"option": null (cannot be assessed)'
         parts.append(f"Example {i}:\n<answer>\n{text}\n</answer>\nGrade: {{{decision}}}")
     parts.append("</examples>")
     return "\n".join(parts) + "\n"

@@ -31,7 +31,7 @@ from .settings import JudgeSettings, judge_settings_parse
 
 FLUSH_EVERY = 200
 FLUSH_SECONDS = 0.5
-HEARTBEAT_SECONDS = 10.0  # see services.STALE_SECONDS: a run silent for much longer has lost its worker
+HEARTBEAT_SECONDS = 10.0  # see selectors.STALE_SECONDS: a run silent for much longer has lost its worker
 CHUNK = 256
 MTOK = Decimal(1_000_000)
 COST_QUANTUM = Decimal("0.00000001")

@@ -1,24 +1,23 @@
 """Reads for the judge pages: a project's judges and runs, and the side-by-side view of one
 response (every cohort's and every judge's decision, explanation and evidence per criterion).
 
-Judge decisions are aggregated over samples as SPEC §2 says (majority for binary, with an
-invalid output counting as not met; mean value for ordinal; the modal option for nominal);
-a panel votes over its members' aggregated decisions with ``grading.metrics.ensemble``.
+The side-by-side decisions come from ``grading.selectors.source_decisions`` restricted to the
+one response, so the page decides exactly as the reports, the export and the API do.
 """
-from collections import Counter, defaultdict
+import json
 from dataclasses import dataclass, field
-from statistics import mean
 
-import pandas as pd
-from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
-from annotation.models import Cohort, Criterion, Label, Response
+from annotation.access import project_check
+from annotation.models import Criterion, Label, Response
+from annotation.selectors import criteria_for_response
 
-from ..metrics.ensemble import ensemble_vote
 from ..models import Judge, JudgeRun, Judgment
+from ..sources import project_sources
 from .parsing import evidence_valid_quotes
-from .settings import SettingsError, judge_settings_parse
 
 
 def judges_for_project(*, project) -> list[Judge]:
@@ -31,17 +30,56 @@ def runs_for_project(*, project, limit: int = 20) -> list[JudgeRun]:
     )
 
 
-def run_get_for_researcher(*, project, run_id: int, user) -> JudgeRun:
-    if not user.is_staff:
-        raise PermissionDenied
+STALE_SECONDS = 120  # runners write a heartbeat at least every 10 s while they work
+
+
+def judge_run_stale(*, run: JudgeRun, now=None) -> bool:
+    """A running run whose worker has not been heard of for a while: it died without the
+    broker handing the task to another worker, so a researcher may resume it."""
+    if run.status not in (JudgeRun.RUNNING, JudgeRun.STOPPING):
+        return False
+    last = run.heartbeat_at or run.started_at or run.created_at
+    return ((now or timezone.now()) - last).total_seconds() > STALE_SECONDS
+
+
+def judge_run_resumable(*, run: JudgeRun) -> bool:
+    return (
+        run.status in (JudgeRun.STOPPED, JudgeRun.FAILED)
+        or (run.status == JudgeRun.FINISHED and run.failed_calls > 0)
+        or judge_run_stale(run=run)
+    )
+
+
+def judge_section_data(*, project) -> dict:
+    """What the judge section of the project page shows: judges, recent runs (each marked
+    stale / resumable) and whether any run is still active (the table then polls)."""
+    runs = runs_for_project(project=project)
+    for run in runs:
+        run.stale = judge_run_stale(run=run)
+        run.resumable = judge_run_resumable(run=run)
+    active = (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
+    return {
+        "project": project,
+        "judges": judges_for_project(project=project),
+        "runs": runs,
+        "runs_active": any(r.status in active for r in runs),
+    }
+
+
+def run_get_for_manager(*, project, run_id: int, user) -> JudgeRun:
+    """A run of the project's judges, for its managers (404 / 403 otherwise)."""
+    project_check(project=project, user=user, action="manage")
     return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, judge__project=project)
 
 
-def response_get_for_researcher(*, response_id: int, user) -> Response:
-    """The response, for researchers (staff) only: the side-by-side page shows every source."""
-    if not (user.is_authenticated and user.is_staff):
-        raise PermissionDenied
-    return get_object_or_404(Response.objects.select_related("project", "case"), pk=response_id)
+def response_get_for_inspection(*, response_id: int, user) -> Response:
+    """The response, for the adjudicators and managers of its project: the side-by-side page
+    shows every source. 404 for anybody without a role in that project, 403 for a viewer."""
+    response = Response.objects.select_related("project", "case").filter(pk=response_id).first()
+    if response is None:
+        raise Http404("No such response")
+    project_check(project=response.project, user=user, action="inspect")
+    return response
 
 
 @dataclass
@@ -50,11 +88,18 @@ class Cell:
 
     decision: str = ""  # what to show: met / not met / an option / a mean value / unresolved
     tone: str = ""  # met | not_met | other, for colouring
-    detail: str = ""  # e.g. "3 of 5 samples", "2 invalid"
+    detail: str = ""  # e.g. "3 samples; 1 invalid"
+    decision_fields: dict = field(default_factory=dict)  # the decision in bundle form (for tests and tools)
+    unresolved: bool = False
     notes: list[str] = field(default_factory=list)  # explanations / rationales
     evidence: list[tuple[str, bool]] = field(default_factory=list)  # (quote, found verbatim in the response)
     capped: bool = False
     invalid: int = 0
+
+    @property
+    def decision_json(self) -> str:
+        """The decision in bundle form as JSON (``data-decision`` on the page)."""
+        return json.dumps(self.decision_fields, sort_keys=True) if self.decision_fields else ""
 
 
 @dataclass
@@ -73,136 +118,159 @@ class SideBySide:
     cells: dict[tuple[int, str], Cell]  # (criterion pk, column key) -> cell
 
     def rows(self):
+        """(criterion, [(column, cell), ...]) per criterion, a blank cell where a source has no decision."""
         for criterion in self.criteria:
-            yield criterion, [self.cells.get((criterion.pk, col.key), Cell()) for col in self.columns]
+            yield criterion, [(col, self.cells.get((criterion.pk, col.key), Cell())) for col in self.columns]
 
 
-def _criteria_for(response: Response) -> list[Criterion]:
-    own = list(Criterion.objects.filter(case_id=response.case_id).order_by("position"))
-    return own or list(Criterion.objects.filter(project_id=response.project_id, case__isnull=True).order_by("position"))
-
-
-def _show(verdict, option, value) -> tuple[str, str]:
-    if option is not None:
-        return option, "other"
-    if verdict is not None:
-        return verdict.replace("_", " "), verdict
-    if value is not None:
-        return f"{value:g}", "other"
-    return "unresolved", "other"
-
-
-def _cohort_cells(response: Response, criteria: dict[int, Criterion], cells: dict) -> list[Column]:
-    columns = [Column(f"cohort:{c.name}", c.name, "cohort") for c in Cohort.objects.filter(project_id=response.project_id)]
-    rows = defaultdict(list)
-    for c_pk, cohort, role, verdict, option, value, rationale, evidence in Label.objects.filter(response=response).values_list(
-        "criterion_id", "cohort__name", "role", "verdict", "option_label", "value", "rationale", "evidence"
-    ):
-        rows[(c_pk, cohort)].append((role, (verdict, option, value), rationale, evidence))
-    for (c_pk, cohort), labels in rows.items():
-        checked = [d for role, d, _, _ in labels if role == "checker"]
-        counts = Counter(checked or [d for _, d, _, _ in labels]).most_common()
-        tie = len(counts) > 1 and counts[0][1] == counts[1][1]
-        shown, tone = ("unresolved (tie)", "other") if tie else _show(*counts[0][0])
-        cell = Cell(decision=shown, tone=tone, detail=f"{len(labels)} label{'s' if len(labels) != 1 else ''}")
-        for _, _, rationale, evidence in labels:
-            if rationale:
-                cell.notes.append(rationale)
-            cell.evidence += [(q, bool(evidence_valid_quotes(quotes=[q], response_text=response.text))) for q in evidence or []]
-        cells[(c_pk, f"cohort:{cohort}")] = cell
-    return columns
-
-
-def _aggregate(criterion: Criterion, rows: list) -> tuple[str | None, Cell]:
-    """(vote key, cell) of one judge on one criterion over its samples."""
-    n = len(rows)
-    invalid = sum(1 for r in rows if not r["valid"])
-    cell = Cell(invalid=invalid, capped=any(r["evidence_capped"] for r in rows))
-    for r in rows:
-        if r["explanation"] and r["explanation"] not in cell.notes:
-            cell.notes.append(r["explanation"])
-        for q in r["evidence"] or []:
-            pair = (q, bool(evidence_valid_quotes(quotes=[q], response_text=r["text"])))
-            if pair not in cell.evidence:
-                cell.evidence.append(pair)
-    if criterion.kind == "binary":
-        votes = Counter((r["verdict"] if r["valid"] and r["verdict"] else "not_met") for r in rows)
-        (top, count), *rest = votes.most_common()
-        key = None if rest and rest[0][1] == count else top
-        cell.decision, cell.tone = (key.replace("_", " "), key) if key else ("unresolved (tie)", "other")
-        cell.detail = f"{count} of {n} samples" if n > 1 else ""
-        key = f"v:{key}" if key else None
-    elif criterion.kind == "ordinal":
-        values = [r["value"] for r in rows if r["valid"] and r["value"] is not None]
-        if values:
-            avg = mean(values)
-            cell.decision, cell.tone = (f"{avg:g}" if n > 1 else (rows[0]["option_label"] or f"{avg:g}")), "other"
-            cell.detail = f"mean of {len(values)} samples" if n > 1 else ""
-            key = f"x:{round(avg, 6)!r}"
-        else:
-            cell.decision, cell.tone, key = "invalid", "not_met", None
+def _cell(decision, *, unit: str, votes: list[tuple] | None = None, ordinal: bool = False) -> Cell:
+    """The cell of one source's decision: its text and tone, and what was behind it. ``votes``
+    are the raw (verdict, option, value) votes behind the decision, to say how many agree."""
+    tone = decision.verdict if decision.verdict in ("met", "not_met") and decision.option is None else "other"
+    if decision.unresolved:
+        text = "unresolved (tie)"
+    elif not decision.decided and decision.invalid:
+        text, tone = "invalid", "not_met"
     else:
-        options = Counter(r["option_label"] for r in rows if r["valid"] and r["option_label"])
-        if options:
-            top, count = options.most_common(1)[0]
-            cell.decision, cell.tone, key = top, "other", f"o:{top}"
-            cell.detail = f"{count} of {n} samples" if n > 1 else ""
-        else:
-            cell.decision, cell.tone, key = "invalid", "not_met", None
-    if invalid:
-        cell.detail = (cell.detail + "; " if cell.detail else "") + f"{invalid} invalid"
-    return key, cell
+        text = decision.text()
+    cell = Cell(decision=text, tone=tone, decision_fields=decision.fields(), invalid=decision.invalid,
+                unresolved=decision.unresolved)
+    details, plural = [], f"{unit}s"
+    if decision.n == 0 and decision.invalid:
+        details.append("no output")
+    elif decision.n > 1 and ordinal and decision.value is not None and decision.option is None:
+        details.append(f"mean of {sum(1 for v in votes or [] if v[2] is not None)} {plural}")
+    elif decision.n > 1 and votes is not None and decision.decided:
+        agree = sum(1 for v in votes if v == (decision.verdict, decision.option, decision.value))
+        details.append(f"{agree} of {decision.n} {plural}")
+    elif decision.n > 1:
+        details.append(f"{decision.n} {plural}")
+    if decision.invalid and decision.n:
+        details.append(f"{decision.invalid} invalid")
+    cell.detail = "; ".join(details)
+    return cell
 
 
-def _panel_cells(panel: Judge, criteria: list[Criterion], votes: dict[tuple[int, str], str | None], cells: dict) -> str:
-    try:
-        s = judge_settings_parse(panel.settings)
-    except SettingsError as exc:
-        return f"misconfigured: {exc}"
-    rows = [(c.pk, m, votes[(c.pk, m)]) for c in criteria for m in s.members if votes.get((c.pk, m)) is not None]
-    if not rows:
-        return f"{s.vote} vote of {', '.join(s.members)}"
-    result = ensemble_vote(
-        pd.DataFrame(rows, columns=["item", "voter", "vote"]), rule=s.vote, weights=s.weights or None,
-        positive="v:met", negative="v:not_met",
+def _votes(frame) -> dict[int, list[tuple]]:
+    """Raw votes per criterion from label rows or judge outputs: (verdict, option, value) with None for none."""
+    from ..metrics.decisions import SourceDecision
+
+    out: dict[int, list[tuple]] = {}
+    columns = (frame[c].tolist() for c in ("criterion_id", "verdict", "option", "value"))
+    for c_pk, verdict, option, value in zip(*columns):
+        vote = SourceDecision.from_row({"verdict": verdict, "option": option, "value": value})
+        out.setdefault(int(c_pk), []).append((vote.verdict, vote.option, vote.value))
+    return out
+
+
+def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
+    """Every source's decision on every criterion of ``response`` — computed by the same decision
+    rules as every report, restricted to this one response — with the rationales, explanations and
+    evidence behind them. A fixed number of queries whatever the number of cohorts and judges.
+    ``cohort_decisions``: the response's ``cohort_frames`` when the caller has them already."""
+    # The frames need pandas: loaded by the page that shows them, not by every web process.
+    from ..metrics.decisions import judge_outputs
+    from ..selectors import (
+        cohort_frames,
+        criterion_frame,
+        decisions_by_criterion,
+        judges_frame,
+        judgment_rows,
+        label_rows,
+        panel_members,
+        response_frame,
     )
-    for c_pk, decision in result.decisions.items():
-        kind, _, rest = decision.partition(":") if isinstance(decision, str) else ("", "", "")
-        shown = {"v": rest.replace("_", " "), "o": rest, "x": rest}.get(kind, "unresolved")
-        voters = sum(1 for c, _, _ in rows if c == c_pk)
-        cells[(c_pk, f"judge:{panel.name}")] = Cell(
-            decision=shown, tone=rest if kind == "v" else "other", detail=f"{s.vote} of {voters} judge{'s' if voters != 1 else ''}",
-        )
-    return f"{s.vote} vote of {', '.join(s.members)}"
 
-
-def side_by_side(*, response: Response) -> SideBySide:
-    """Every source's decision on every criterion of ``response``, in a handful of queries."""
-    criteria = _criteria_for(response)
-    by_pk = {c.pk: c for c in criteria}
+    project = response.project
+    criteria = criteria_for_response(response=response)
+    responses = response_frame(project=project, response_ids=[response.pk])
+    frame = criterion_frame(project=project, rubric_version_ids={c.rubric_version_id for c in criteria})
+    only = [response.pk]
     cells: dict[tuple[int, str], Cell] = {}
-    columns = _cohort_cells(response, by_pk, cells)
-    judges = judges_for_project(project=response.project)
-    judgments = defaultdict(list)
-    for row in Judgment.objects.filter(response=response).values(
-        "judge_id", "criterion_id", "verdict", "option_label", "value", "valid", "evidence_capped", "explanation", "evidence"
-    ):
-        row["text"] = response.text
-        judgments[(row["judge_id"], row["criterion_id"])].append(row)
-    votes: dict[tuple[int, str], str | None] = {}
-    for judge in judges:
+    columns = []
+    labels = label_rows(project=project, response_ids=only)
+    decided = cohort_frames(project=project, response_ids=only) if cohort_decisions is None else cohort_decisions
+    for source in project_sources(project=project)["cohorts"]:
+        columns.append(Column(source.spec, source.name, "cohort"))
+        own = labels[labels["cohort"] == source.obj.pk]
+        counted = own[own["role"] == "checker"] if (own["role"] == "checker").any() else own
+        _fill(cells, source.spec, decisions_by_criterion(decided[decided["cohort"] == source.name]), response, criteria,
+              unit="label", votes=_votes(counted))
+    _cohort_notes(response, cells)
+    judges = judges_for_project(project=project)
+    known = {j.name: j for j in judges}
+    usable = []
+    for judge in sorted(judges, key=lambda j: j.backend == Judge.PANEL):
+        columns.append(Column(f"judge:{judge.name}", judge.name, _column_kind(judge), _subtitle(judge)))
         if judge.backend == Judge.PANEL:
-            continue
-        kind = "baseline" if judge.backend == Judge.BASELINE else "judge"
-        subtitle = {"baseline": "offline baseline (lexical)", "judge": f"{judge.model or judge.backend} · {judge.condition}"}[kind]
-        if judge.backend == Judge.REPLAY:
-            subtitle = f"imported · {judge.model or 'unknown model'} · {judge.condition}"
-        columns.append(Column(f"judge:{judge.name}", judge.name, kind, subtitle))
-        for criterion in criteria:
-            rows = judgments.get((judge.pk, criterion.pk))
-            if rows:
-                votes[(criterion.pk, judge.name)], cells[(criterion.pk, f"judge:{judge.name}")] = _aggregate(criterion, rows)
-    for panel in (j for j in judges if j.backend == Judge.PANEL):
-        subtitle = _panel_cells(panel, criteria, votes, cells)
-        columns.append(Column(f"judge:{panel.name}", panel.name, "panel", subtitle))
+            try:
+                panel_members(judge=judge, known=known)
+            except (ValueError, LookupError) as exc:  # a misconfigured panel: say so in its column
+                columns[-1].subtitle = f"misconfigured: {exc}"
+                continue
+        usable.append(judge)
+    # One read of every plain judge's outputs (panel members included) serves the decisions and the votes.
+    rows = judgment_rows(judges=[j for j in judges if j.backend != Judge.PANEL], criteria=frame, response_ids=only)
+    decided = judges_frame(judges=usable, responses=responses, criteria=frame, response_ids=only, known=known, outputs=rows)
+    outputs = judge_outputs(rows)
+    for judge in usable:
+        panel = judge.backend == Judge.PANEL
+        votes = {} if panel else _votes(outputs[outputs["judge"] == judge.name])
+        _fill(cells, f"judge:{judge.name}", decisions_by_criterion(decided[decided["judge"] == judge.name]), response,
+              criteria, unit="judge" if panel else "sample", votes=votes)
+    _judge_notes(response, judges, cells)
     return SideBySide(response=response, criteria=criteria, columns=columns, cells=cells)
+
+
+def _fill(cells: dict, key: str, decided: dict, response: Response, criteria: list[Criterion], *, unit: str,
+          votes: dict) -> None:
+    for criterion in criteria:
+        decision = decided.get((response.pk, criterion.pk))
+        if decision is not None:
+            cells[(criterion.pk, key)] = _cell(decision, unit=unit, votes=votes.get(criterion.pk),
+                                               ordinal=criterion.kind == "ordinal")
+
+
+def _column_kind(judge: Judge) -> str:
+    return {Judge.BASELINE: "baseline", Judge.PANEL: "panel"}.get(judge.backend, "judge")
+
+
+def _subtitle(judge: Judge) -> str:
+    if judge.backend == Judge.PANEL:
+        settings = judge.settings or {}
+        return f"{settings.get('vote', 'majority')} vote of {', '.join(settings.get('members') or [])}"
+    if judge.backend == Judge.BASELINE:
+        return "offline baseline (lexical)"
+    if judge.backend == Judge.REPLAY:
+        return f"imported · {judge.model or 'unknown model'} · {judge.condition}"
+    return f"{judge.model or judge.backend} · {judge.condition}"
+
+
+def _quotes(quotes, text: str) -> list[tuple[str, bool]]:
+    return [(q, bool(evidence_valid_quotes(quotes=[q], response_text=text))) for q in quotes or []]
+
+
+def _cohort_notes(response: Response, cells: dict) -> None:
+    """Rationales and quotes of the labels behind each cohort's decision."""
+    for c_pk, cohort, rationale, evidence in Label.objects.filter(response=response).order_by("role", "annotator__username") \
+            .values_list("criterion_id", "cohort__name", "rationale", "evidence"):
+        cell = cells.get((c_pk, f"cohort:{cohort}"))
+        if cell is None:
+            continue
+        if rationale and rationale not in cell.notes:
+            cell.notes.append(rationale)
+        cell.evidence += [pair for pair in _quotes(evidence, response.text) if pair not in cell.evidence]
+
+
+def _judge_notes(response: Response, judges: list[Judge], cells: dict) -> None:
+    """Explanations, quotes and evidence caps of the judgments behind each judge's decision."""
+    names = {j.pk: j.name for j in judges}
+    for judge_id, c_pk, explanation, evidence, capped in Judgment.objects.filter(response=response).order_by("sample") \
+            .values_list("judge_id", "criterion_id", "explanation", "evidence", "evidence_capped"):
+        cell = cells.get((c_pk, f"judge:{names.get(judge_id)}"))
+        if cell is None:
+            continue
+        cell.capped = cell.capped or capped
+        if explanation and explanation not in cell.notes:
+            cell.notes.append(explanation)
+        cell.evidence += [pair for pair in _quotes(evidence, response.text) if pair not in cell.evidence]

@@ -6,12 +6,12 @@ import re
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.models import Cohort, Project, Response
 
 from ..models import Judge, JudgeRun, PromptTemplate
 from .plan import SCOPE_KEYS
+from .selectors import judge_run_resumable
 from .settings import SettingsError, judge_settings_parse
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -165,26 +165,6 @@ def judge_run_stop(*, run: JudgeRun) -> JudgeRun:
     JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.RUNNING).update(status=JudgeRun.STOPPING)
     run.refresh_from_db()
     return run
-
-
-STALE_SECONDS = 120  # runners write a heartbeat at least every 10 s while they work
-
-
-def judge_run_stale(*, run: JudgeRun, now=None) -> bool:
-    """A running run whose worker has not been heard of for a while: it died without the
-    broker handing the task to another worker, so a researcher may resume it."""
-    if run.status not in (JudgeRun.RUNNING, JudgeRun.STOPPING):
-        return False
-    last = run.heartbeat_at or run.started_at or run.created_at
-    return ((now or timezone.now()) - last).total_seconds() > STALE_SECONDS
-
-
-def judge_run_resumable(*, run: JudgeRun) -> bool:
-    return (
-        run.status in (JudgeRun.STOPPED, JudgeRun.FAILED)
-        or (run.status == JudgeRun.FINISHED and run.failed_calls > 0)
-        or judge_run_stale(run=run)
-    )
 
 
 @transaction.atomic

@@ -6,7 +6,6 @@ htmx targets, one partial each: ``#judge-runs`` (polled while a run is active), 
 Every action also works as a plain form post followed by a redirect.
 """
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,32 +13,22 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import retarget
 
+from annotation.access import project_get_for
 from annotation.models import Project, Response
 
-from ..models import JudgeRun
 from . import selectors, services
 from .forms import CrossEvaluationForm, JudgeForm, PanelForm, RunStartForm
 
 SECTION = "grading/judges/section.html"
-ACTIVE = (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
 
 
 def section_context(*, project, run_form=None) -> dict:
-    runs = selectors.runs_for_project(project=project)
-    for run in runs:
-        run.stale = services.judge_run_stale(run=run)
-        run.resumable = services.judge_run_resumable(run=run)
-    return {
-        "project": project,
-        "judges": selectors.judges_for_project(project=project),
-        "runs": runs,
-        "runs_active": any(r.status in ACTIVE for r in runs),
-        "run_form": run_form or RunStartForm(project=project),
-    }
+    return {**selectors.judge_section_data(project=project), "run_form": run_form or RunStartForm(project=project)}
 
 
-def _project(slug: str) -> Project:
-    return get_object_or_404(Project, slug=slug)
+def _project(request, slug: str, action: str = "manage") -> Project:
+    """The project, for a user whose role allows ``action`` (managers run and configure judges)."""
+    return project_get_for(user=request.user, action=action, slug=slug)
 
 
 def _runs_response(request, project):
@@ -48,17 +37,17 @@ def _runs_response(request, project):
     return redirect(reverse("project-detail", args=[project.slug]) + "#project-judges")
 
 
-@staff_member_required
+@login_required
 def judge_runs(request, slug: str):
     """The runs table alone: what the progress bar polls."""
-    project = _project(slug)
+    project = _project(request, slug)
     return render(request, f"{SECTION}#judge-runs", section_context(project=project))
 
 
-@staff_member_required
+@login_required
 @require_POST
 def judge_run_start(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
     form = RunStartForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -73,19 +62,19 @@ def judge_run_start(request, slug: str):
     return _runs_response(request, project)
 
 
-@staff_member_required
+@login_required
 @require_POST
 def judge_run_stop(request, slug: str, run_id: int):
-    project = _project(slug)
-    services.judge_run_stop(run=selectors.run_get_for_researcher(project=project, run_id=run_id, user=request.user))
+    project = _project(request, slug)
+    services.judge_run_stop(run=selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user))
     return _runs_response(request, project)
 
 
-@staff_member_required
+@login_required
 @require_POST
 def judge_run_resume(request, slug: str, run_id: int):
-    project = _project(slug)
-    run = selectors.run_get_for_researcher(project=project, run_id=run_id, user=request.user)
+    project = _project(request, slug)
+    run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
     try:
         services.judge_run_resume(run=run)
     except ValidationError as exc:
@@ -117,11 +106,11 @@ def _save_cross(project, form) -> str:
 PAGE_FORMS = {"judge": (JudgeForm, _save_judge), "panel": (PanelForm, _save_panel), "cross": (CrossEvaluationForm, _save_cross)}
 
 
-@staff_member_required
+@login_required
 def judges_page(request, slug: str):
     """Configure the project's judges: a new judge, a panel, a cross-evaluation pair set.
     Each form posts ``action`` = judge | panel | cross and carries that prefix."""
-    project = _project(slug)
+    project = _project(request, slug)
     forms = {name: cls(project=project, prefix=name) for name, (cls, _) in PAGE_FORMS.items()}
     action = request.POST.get("action") if request.method == "POST" else None
     if action in PAGE_FORMS:
@@ -138,16 +127,16 @@ def judges_page(request, slug: str):
     return render(request, "grading/judges/judges.html", context)
 
 
-@staff_member_required
+@login_required
 def side_by_side_lookup(request, slug: str):
     """``?response=<response id>`` of the project: redirect to that response's side-by-side page."""
-    project = _project(slug)
+    project = _project(request, slug, action="inspect")
     response = get_object_or_404(Response, project=project, external_id=request.GET.get("response", ""))
     return redirect("response-side-by-side", pk=response.pk)
 
 
 @login_required
 def side_by_side(request, pk: int):
-    response = selectors.response_get_for_researcher(response_id=pk, user=request.user)
+    response = selectors.response_get_for_inspection(response_id=pk, user=request.user)
     table = selectors.side_by_side(response=response)
     return render(request, "grading/judges/side_by_side.html", {"table": table, "project": response.project, "response": response})

@@ -25,6 +25,11 @@ scoring     score_response(outcomes, *, strategy, partial_credit=0.5, length_pen
                             length_penalty=None, words=None) -> DataFrame[score, n_scored, n_cannot_assess]
             CriterionOutcome(weight, value, min_value=0, max_value=1, not_applicable=False)
             LengthPenalty(free_words, cap_words, penalty_at_cap, exponent=1); word_count(text)
+decisions   the decision rules of SPEC §2/§3 (one place): cohort_decide(labels, *, keys),
+            samples_decide(rows, *, keys), panel_decide(decisions, *, keys, rule, weights),
+            gold_decide(cohorts, adjudications, *, keys), judge_outputs(rows), missing_outputs(...),
+            numeric_values(*, kind, verdict, value), unit_scale(values, lo, hi), unit_bounds(lo, hi),
+            SourceDecision, decision_fields(*, verdict, option, value)
 ensemble    ensemble_vote(df, *, rule, item="item", voter="voter", vote="vote", weights=None,
                           positive=1, negative=0) -> EnsembleResult
 judges      judge_fidelity(df, *, judge, references) -> dict[reference, BinaryAgreement]
@@ -49,75 +54,106 @@ alignment   normalize_text(text) -> str
                        criterion_text="criterion_text") -> Alignment
 """
 
-from .agreement import (
-    BinaryAgreement,
-    CaseLevelMF1,
-    OrdinalAgreement,
-    binary_agreement,
-    case_level_mf1,
-    krippendorff_alpha,
-    mf1_by_group,
-    ordinal_agreement,
-)
-from .alignment import Alignment, align_rows, normalize_text
-from .bias import (
-    BiasMatrix,
-    HumanLlmBias,
-    attenuation_by_judge,
-    bias_matrix,
-    consensus_deviation,
-    human_llm_bias,
-    mean_score_matrix,
-    self_bias_attenuation,
-)
-from .bootstrap import BootstrapCI, bootstrap_mean_ci
-from .calibration import (
-    CalibrationReport,
-    QuantileMap,
-    apply_quantile_map,
-    evaluate_calibration,
-    fit_quantile_map,
-    snap_to_levels,
-    split_items,
-)
-from .coverage import (
-    Coverage,
-    KCalibration,
-    RankingAlternative,
-    ThresholdSensitivity,
-    calibrate_k,
-    coverage,
-    coverage_by_model,
-    coverage_by_stratum,
-    response_hits,
-    threshold_sensitivity,
-)
-from .ensemble import EnsembleResult, VoteRule, ensemble_vote
-from .errors import MetricError
-from .judges import (
-    CrossGraderRobustness,
-    JudgeStability,
-    MonteCarloStability,
-    cross_grader_robustness,
-    judge_fidelity,
-    monte_carlo_stability,
-)
-from .ranking import RankComparison, compare_rankings, rank_models, top_n_overlap
-from .scoring import (
-    CriterionOutcome,
-    LengthPenalty,
-    score_response,
-    score_responses,
-    word_count,
-)
-from .strategies import (
-    CannotAssess,
-    ResolvedVerdicts,
-    apply_cannot_assess,
-    paired_decisions,
-    parse_strategy,
-)
-from .verbosity import LengthCorrelation, VerbosityReport, length_score_correlation, verbosity_check
+import importlib
+
+# Submodules load on first use (PEP 562), so that reading the decision rules or a vote does
+# not import scikit-learn, scipy and krippendorff into every web process.
+_SOURCES = {
+    "Alignment": "alignment",
+    "BiasMatrix": "bias",
+    "BinaryAgreement": "agreement",
+    "BootstrapCI": "bootstrap",
+    "CalibrationReport": "calibration",
+    "CannotAssess": "strategies",
+    "CaseLevelMF1": "agreement",
+    "Coverage": "coverage",
+    "CriterionOutcome": "scoring",
+    "CrossGraderRobustness": "judges",
+    "EnsembleResult": "ensemble",
+    "HumanLlmBias": "bias",
+    "JudgeStability": "judges",
+    "KCalibration": "coverage",
+    "LengthCorrelation": "verbosity",
+    "LengthPenalty": "scoring",
+    "MetricError": "errors",
+    "MonteCarloStability": "judges",
+    "OrdinalAgreement": "agreement",
+    "QuantileMap": "calibration",
+    "RankComparison": "ranking",
+    "RankingAlternative": "coverage",
+    "ResolvedVerdicts": "strategies",
+    "SourceDecision": "decisions",
+    "ThresholdSensitivity": "coverage",
+    "VerbosityReport": "verbosity",
+    "VoteRule": "ensemble",
+    "align_rows": "alignment",
+    "apply_cannot_assess": "strategies",
+    "apply_quantile_map": "calibration",
+    "attenuation_by_judge": "bias",
+    "bias_matrix": "bias",
+    "binary_agreement": "agreement",
+    "bootstrap_mean_ci": "bootstrap",
+    "calibrate_k": "coverage",
+    "case_level_mf1": "agreement",
+    "cohort_decide": "decisions",
+    "compare_rankings": "ranking",
+    "consensus_deviation": "bias",
+    "coverage": "coverage",
+    "coverage_by_model": "coverage",
+    "coverage_by_stratum": "coverage",
+    "cross_grader_robustness": "judges",
+    "decision_fields": "decisions",
+    "ensemble_vote": "ensemble",
+    "evaluate_calibration": "calibration",
+    "fit_quantile_map": "calibration",
+    "gold_decide": "decisions",
+    "human_llm_bias": "bias",
+    "judge_fidelity": "judges",
+    "judge_outputs": "decisions",
+    "krippendorff_alpha": "agreement",
+    "length_score_correlation": "verbosity",
+    "mean_score_matrix": "bias",
+    "mf1_by_group": "agreement",
+    "missing_outputs": "decisions",
+    "monte_carlo_stability": "judges",
+    "normalize_text": "alignment",
+    "numeric_values": "decisions",
+    "ordinal_agreement": "agreement",
+    "paired_decisions": "strategies",
+    "panel_decide": "decisions",
+    "parse_strategy": "strategies",
+    "rank_models": "ranking",
+    "response_hits": "coverage",
+    "samples_decide": "decisions",
+    "score_response": "scoring",
+    "score_responses": "scoring",
+    "self_bias_attenuation": "bias",
+    "snap_to_levels": "calibration",
+    "split_items": "calibration",
+    "threshold_sensitivity": "coverage",
+    "top_n_overlap": "ranking",
+    "unit_bounds": "decisions",
+    "unit_scale": "decisions",
+    "verbosity_check": "verbosity",
+    "word_count": "scoring",
+}
+
+
+def __getattr__(name: str):
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    loaded = importlib.import_module(f".{module}", __name__)
+    # Bind every public name of that submodule at once: importing ``.coverage`` makes the package
+    # attribute ``coverage`` the submodule, and the function of that name must win.
+    for public, source in _SOURCES.items():
+        if source == module:
+            globals()[public] = getattr(loaded, public)
+    return globals()[name]
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SOURCES))
 
 __all__ = [
     "Alignment",
@@ -143,6 +179,7 @@ __all__ = [
     "RankComparison",
     "RankingAlternative",
     "ResolvedVerdicts",
+    "SourceDecision",
     "ThresholdSensitivity",
     "VerbosityReport",
     "VoteRule",
@@ -185,5 +222,15 @@ __all__ = [
     "threshold_sensitivity",
     "top_n_overlap",
     "verbosity_check",
+    "cohort_decide",
+    "decision_fields",
+    "gold_decide",
+    "judge_outputs",
+    "missing_outputs",
+    "numeric_values",
+    "panel_decide",
+    "samples_decide",
+    "unit_bounds",
+    "unit_scale",
     "word_count",
 ]

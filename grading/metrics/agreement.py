@@ -8,6 +8,9 @@ is undefined and reported as None — never 0 or 1 — and so is the MF1 built o
 Ordinal agreement uses quadratic-weighted kappa on the options' order index, and
 Krippendorff's alpha comes from the `krippendorff` library. All proportions here
 (F1, MF1, percent_agreement, positive rates, exact, adjacent) are fractions in [0, 1].
+
+scikit-learn and krippendorff are imported by the functions that call them: importing them
+costs more than a second, and the case-level MF1 (the adjudication queue's order) needs neither.
 """
 
 from __future__ import annotations
@@ -17,10 +20,8 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score, f1_score
 
 from .errors import MetricError
 
@@ -125,6 +126,8 @@ def binary_agreement(a, b) -> BinaryAgreement:
     tn = n - tp - fp - fn
     if n == 0:
         return BinaryAgreement(0, 0, 0, 0, 0, None, None, None, None, None, None, None)
+    from sklearn.metrics import cohen_kappa_score, f1_score
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f1_met, f1_not = f1_score(a, b, labels=[1, 0], average=None, zero_division=np.nan)
@@ -259,6 +262,8 @@ def ordinal_agreement(a_values, b_values, *, option_values) -> OrdinalAgreement:
         raise MetricError(f"a_values and b_values differ in length ({ia.size} vs {ib.size})")
     if ia.size == 0:
         return OrdinalAgreement(n=0, qwk=None, exact=None, adjacent=None)
+    from sklearn.metrics import cohen_kappa_score
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         qwk = cohen_kappa_score(
@@ -291,6 +296,8 @@ def krippendorff_alpha(reliability_data, *, level: str = "nominal", value_domain
     present = ~np.isnan(data)
     if not (present.sum(axis=0) >= 2).any() or np.unique(data[present]).size < 2:
         return None
+    import krippendorff
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

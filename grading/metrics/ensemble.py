@@ -51,17 +51,26 @@ def _parse_rule(rule: VoteRule | str) -> VoteRule:
         raise MetricError(f"unknown vote rule {rule!r}; use one of {', '.join(r.value for r in VoteRule)}") from None
 
 
-def _top_label(tallies: pd.DataFrame, item: str, vote: str, tolerance: float) -> pd.Series:
-    """Label with the largest tally per item; None where the top two tallies tie."""
-    ordered = tallies.sort_values([item, "tally"], ascending=[True, False], kind="stable")
-    grouped = ordered.groupby(item, sort=True)
-    first = grouped.nth(0).set_index(item)
-    second = grouped.nth(1).set_index(item)
-    runner_up = second["tally"].reindex(first.index)
-    tied = (first["tally"] - runner_up).abs().le(tolerance) & runner_up.notna()
-    decisions = first[vote].astype(object)
-    decisions[tied] = None
-    return decisions
+def _tallies(item_codes: np.ndarray, vote_codes: np.ndarray, n_votes: int, weights: np.ndarray | None):
+    """(item, vote, tally) of every (item, vote) pair present, sorted by item then tally (largest first)."""
+    pair = item_codes.astype(np.int64) * n_votes + vote_codes
+    keys, inverse = np.unique(pair, return_inverse=True)
+    tally = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(float)
+    item, vote = keys // n_votes, keys % n_votes
+    order = np.lexsort((-tally, item))
+    return item[order], vote[order], tally[order]
+
+
+def _top(item, vote, tally, n_items: int, tolerance: float) -> np.ndarray:
+    """Per item the vote with the largest tally; -1 where the top two tallies tie."""
+    winner = np.full(n_items, -1, dtype=np.int64)
+    if not len(item):
+        return winner
+    first = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
+    runner_up = np.minimum(first + 1, len(item) - 1)
+    tied = (runner_up != first) & (item[runner_up] == item[first]) & (np.abs(tally[first] - tally[runner_up]) <= tolerance)
+    winner[item[first]] = np.where(tied, -1, vote[first])
+    return winner
 
 
 def ensemble_vote(
@@ -87,16 +96,14 @@ def ensemble_vote(
     if df[vote].isna().any():
         raise MetricError("votes must not be missing; count invalid judge output as not met first")
     frame = df[[item, voter, vote]].reset_index(drop=True)
+    # Items and votes as integer codes: counting is then a sort and a bincount, whatever the labels.
+    item_codes, items = pd.factorize(frame[item], sort=True)
+    vote_codes, labels = pd.factorize(frame[vote], sort=False)
+    n_items, n_labels = len(items), max(len(labels), 1)
+    labels = np.asarray(labels, dtype=object)
 
-    counts = frame.groupby([item, vote], sort=True, observed=True).size().rename("tally").reset_index()
-    n_votes = frame.groupby(item, sort=True, observed=True).size()
-    modal = counts.groupby(item, sort=True)["tally"].max()
-    multi = n_votes >= 2
-    agreement = (modal[multi] / n_votes[multi]) if multi.any() else pd.Series(dtype=float)
-
-    if rule is VoteRule.MAJORITY:
-        decisions = _top_label(counts, item, vote, tolerance=0)
-    elif rule is VoteRule.WEIGHTED:
+    weight_values = None
+    if rule is VoteRule.WEIGHTED:
         if weights is None:
             raise MetricError("the weighted rule needs a weight per voter")
         w = frame[voter].map(weights)
@@ -104,20 +111,45 @@ def ensemble_vote(
             raise MetricError("weights lack some voters")
         if (w < 0).any():
             raise MetricError("voter weights must be non-negative")
-        weighted = (
-            frame.assign(tally=w.astype(float)).groupby([item, vote], sort=True, observed=True)["tally"].sum()
-        ).reset_index()
-        decisions = _top_label(weighted, item, vote, tolerance=1e-12)
-    elif rule is VoteRule.UNANIMOUS:
-        distinct = counts.groupby(item, sort=True).size()
-        first = counts.groupby(item, sort=True)[vote].first().astype(object)
-        decisions = first.where(distinct == 1, None)
-    else:
-        hit = frame[vote].eq(positive).groupby(frame[item], sort=True).any()
-        decisions = pd.Series(np.where(hit, positive, negative), index=hit.index, dtype=object)
+        weight_values = w.to_numpy(dtype=float)
 
-    decisions = decisions.reindex(n_votes.index)
-    decisions.index.name = item
+    t_item, t_vote, t_tally = _tallies(item_codes, vote_codes, n_labels, None)
+    n_votes = np.bincount(item_codes, minlength=n_items)
+    modal = np.zeros(n_items)
+    np.maximum.at(modal, t_item, t_tally)
+    multi = n_votes >= 2
+    agreement = modal[multi] / n_votes[multi]
+
+    if rule is VoteRule.MAJORITY:
+        winner = _top(t_item, t_vote, t_tally, n_items, tolerance=0)
+    elif rule is VoteRule.WEIGHTED:
+        w_item, w_vote, w_tally = _tallies(item_codes, vote_codes, n_labels, weight_values)
+        winner = _top(w_item, w_vote, w_tally, n_items, tolerance=1e-12)
+    elif rule is VoteRule.UNANIMOUS:
+        distinct = np.bincount(t_item, minlength=n_items)
+        winner = np.full(n_items, -1, dtype=np.int64)
+        first = np.flatnonzero(np.r_[True, t_item[1:] != t_item[:-1]]) if len(t_item) else np.array([], dtype=np.int64)
+        winner[t_item[first]] = np.where(distinct[t_item[first]] == 1, t_vote[first], -1)
+    else:
+        positive_code = np.flatnonzero(pd.Series(labels).eq(positive).to_numpy())
+        hit = np.zeros(n_items, dtype=bool)
+        if len(positive_code):
+            hit[item_codes[vote_codes == positive_code[0]]] = True
+        decided = np.empty(n_items, dtype=object)
+        decided[:] = negative
+        decided[hit] = positive
+        decisions = pd.Series(decided, index=pd.Index(items, name=item), dtype=object)
+        return _result(rule, decisions, agreement)
+
+    values = np.empty(n_items, dtype=object)
+    values[:] = None
+    chosen = winner >= 0
+    values[chosen] = labels[winner[chosen]]
+    decisions = pd.Series(values, index=pd.Index(items, name=item), dtype=object)
+    return _result(rule, decisions, agreement)
+
+
+def _result(rule: VoteRule, decisions: pd.Series, agreement: np.ndarray) -> EnsembleResult:
     return EnsembleResult(
         rule=rule,
         decisions=decisions,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .decisions import unit_bounds
 from .errors import MetricError
 from .strategies import CannotAssess, parse_strategy
 
@@ -76,13 +77,7 @@ def _contributions(weight, value, vmin, vmax, cannot, strategy: CannotAssess, pa
     cannot = np.asarray(cannot, dtype=bool) | np.isnan(v)
     if not np.isfinite(w).all():
         raise MetricError("weights must be finite numbers")
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or (lo > hi).any():
-        raise MetricError("min_value and max_value must be finite with min_value ≤ max_value")
-    rescale = (lo < 0) | (hi > 1)
-    if (rescale & (hi == lo)).any():
-        raise MetricError("a criterion with option values outside [0, 1] needs two distinct values")
-    span = np.where(rescale, hi - lo, 1.0)
-    offset = np.where(rescale, lo, 0.0)
+    offset, span = unit_bounds(lo, hi)  # the one rescaling rule (SPEC §3)
     scaled = (v - offset) / span
     assessed = ~cannot
     if (assessed & ((scaled < -1e-9) | (scaled > 1 + 1e-9))).any():

@@ -117,6 +117,32 @@ def binary_pairs(merged: pd.DataFrame, *, strategy) -> tuple[pd.DataFrame, dict]
     return pairs, counts
 
 
+def agreement_pairs(*, inputs: ReportInputs, a, b, strategy) -> list[dict]:
+    """The paired decisions behind an agreement figure, one dict per aligned (response, criterion):
+    external ids (A's), each side's decision in bundle form with ``unresolved`` and ``invalid``,
+    and for binary criteria the 0/1 each side counts as under ``strategy`` (None when skipped)."""
+    strategy = metrics.parse_strategy(strategy)
+    merged, _, _ = aligned_decisions(inputs=inputs, a=a, b=b)
+    pairs, _ = binary_pairs(merged, strategy=strategy)
+    counted = {(r, c): (int(x), int(y)) for r, c, x, y in zip(pairs["response_id"], pairs["criterion_id"], pairs["a"], pairs["b"])}
+    own = inputs.for_source(a)
+    response_ids, criterion_ids = own.responses["external_id"], own.criteria["criterion_external_id"]
+    out = []
+    for row in merged.sort_values(["response_id", "criterion_id"]).to_dict("records"):
+        key = (row["response_id"], row["criterion_id"])
+        sides = {}
+        for side in ("a", "b"):
+            decision = metrics.SourceDecision.from_row({k: row[f"{k}_{side}"] for k in PAIR_COLUMNS})
+            sides[side] = {**decision.fields(), "unresolved": decision.unresolved, "invalid": decision.invalid}
+        binary = counted.get(key)
+        out.append({
+            "response_id": str(response_ids[key[0]]), "criterion_id": str(criterion_ids[key[1]]), "kind": row["kind"],
+            "a": sides["a"], "b": sides["b"],
+            "a_binary": binary[0] if binary else None, "b_binary": binary[1] if binary else None,
+        })
+    return out
+
+
 def _option_index(values: np.ndarray, grids: list) -> np.ndarray:
     out = np.full(len(values), -1, dtype=np.int64)
     for i, (value, grid) in enumerate(zip(values, grids)):

@@ -2,11 +2,17 @@
 
 A key holds the report name, its parameters and the fingerprint of every project the
 report reads (``selectors.project_fingerprint``), so a changed label, judgment,
-adjudication, criterion or judge makes a new key and the stale entry is never read
-again — nothing has to be invalidated explicitly and no signals are needed.
+adjudication, criterion or judge of one of those projects makes a new key and the stale
+entry is never read again — nothing has to be invalidated explicitly and no signals are
+needed, and a change in another project leaves the entry in place.
+
+A computation that fails unexpectedly is stored as ``{"error", "failed": True}`` for a
+short while (``FAILED_SECONDS``), so a page shows the error instead of waiting, and
+``report_forget`` clears it (the page's retry button).
 """
 import hashlib
 import json
+import time
 from collections.abc import Callable
 
 from django.core.cache import cache
@@ -16,6 +22,7 @@ from grading import selectors
 
 TIMEOUT_SECONDS = 7 * 24 * 3600
 PENDING_SECONDS = 600
+FAILED_SECONDS = 15 * 60
 
 
 def report_key(*, projects: list[Project], name: str, params: dict) -> str:
@@ -41,4 +48,23 @@ def report_peek(*, key: str) -> dict | None:
 
 def report_mark_pending(*, key: str) -> bool:
     """Mark a background computation as queued; False if one is queued already."""
-    return cache.add(f"{key}:pending", True, PENDING_SECONDS)
+    return cache.add(f"{key}:pending", time.time(), PENDING_SECONDS)
+
+
+def report_pending_since(*, key: str) -> float | None:
+    """When the computation of ``key`` was queued (epoch seconds), or None."""
+    since = cache.get(f"{key}:pending")
+    return float(since) if isinstance(since, (int, float)) and not isinstance(since, bool) else None
+
+
+def report_store_failure(*, key: str, message: str) -> dict:
+    """Remember that computing ``key`` failed, so the page shows why instead of polling."""
+    failure = {"error": message, "failed": True}
+    cache.set(key, failure, FAILED_SECONDS)
+    cache.delete(f"{key}:pending")
+    return failure
+
+
+def report_forget(*, key: str) -> None:
+    """Drop a stored result or failure and the pending mark: the next view computes it again."""
+    cache.delete_many([key, f"{key}:pending"])

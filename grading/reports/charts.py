@@ -53,7 +53,8 @@ def bar_chart(
         x = label_w + max(0.0, min(reference[1], max_value)) * scale
         body.append(
             f'<line class="reference" x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{axis_y}" stroke="#b3261e" stroke-dasharray="4 3"/>'
-            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="#b3261e">{escape(reference[0])} {_fmt(reference[1], digits)}</text>'
+            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="#b3261e">'
+            f'{escape(reference[0])} {_fmt(reference[1], digits)}</text>'
         )
     if len(series) > 1:
         for s, (name, _) in enumerate(series):
@@ -87,7 +88,8 @@ def histogram(*, title: str, counts: list[int], edges: list[float], threshold: f
     body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#5b6477"/>')
     if threshold is not None:
         x = left + plot_w * (threshold - lo) / span
-        body.append(f'<line class="reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#b3261e" stroke-dasharray="4 3"/>'
+        body.append(f'<line class="reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#b3261e"'
+                    ' stroke-dasharray="4 3"/>'
                     f'<text x="{x + 4:.1f}" y="{top + 10}" fill="#b3261e">{escape(f"threshold {threshold:g}")}</text>')
     return _svg(width, height, body, title)
 

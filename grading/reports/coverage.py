@@ -28,6 +28,7 @@ def response_hits_frame(*, inputs: ReportInputs, source, author_kind: str = "mod
         decided = frame.loc[kinds == "binary"]
         hits = (decided["verdict"] == "met").groupby(decided["response_id"]).sum()
         ids = pd.Index(frame["response_id"].unique())
+    ids = ids[ids.isin(responses.index)]  # not the responses of cases excluded by quality control
     ids = ids[responses.loc[ids, "author_kind"].to_numpy() == author_kind]
     out = pd.DataFrame(index=ids)
     out.index.name = "response_id"

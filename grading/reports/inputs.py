@@ -1,5 +1,10 @@
 """The inputs one report computation reads, loaded once and shared: a project's
 responses, cases and criteria frames and the decision frame of each source it asks for.
+
+Cases excluded by quality control (``CaseQuality.excluded``: flagged by the screening or removed
+by the audit) are left out here, once, so no report counts them; ``n_excluded_cases`` says how
+many were left out. The cohorts' decisions are computed in one pass and shared by every cohort
+source and by gold.
 """
 from functools import cached_property
 
@@ -7,15 +12,17 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count
 
-from annotation.models import Criterion, Project
+from annotation.models import Case, CaseQuality, Criterion, Project
 from grading import selectors
 
 
 class ReportInputs:
     """Lazily loaded frames of one project; ``decisions(source)`` is memoized by source."""
 
-    def __init__(self, project: Project):
+    def __init__(self, project: Project, *, include_excluded: bool = False):
+        """``include_excluded``: keep the cases quality control excluded (for the screening itself)."""
         self.project = project
+        self.include_excluded = include_excluded
         self._decisions: dict[str, pd.DataFrame] = {}
         self._others: dict[int, "ReportInputs"] = {}
 
@@ -28,12 +35,30 @@ class ReportInputs:
         return self._others[source.project.pk]
 
     @cached_property
+    def excluded_case_ids(self) -> frozenset:
+        if self.include_excluded:
+            return frozenset()
+        return frozenset(CaseQuality.objects.filter(project=self.project, excluded=True).values_list("case_id", flat=True))
+
+    @property
+    def n_excluded_cases(self) -> int:
+        return len(self.excluded_case_ids)
+
+    @cached_property
     def responses(self) -> pd.DataFrame:
-        return selectors.response_frame(project=self.project)
+        frame = selectors.response_frame(project=self.project)
+        return frame[~frame["case_id"].isin(self.excluded_case_ids)] if self.excluded_case_ids else frame
 
     @cached_property
     def cases(self) -> pd.DataFrame:
-        return selectors.case_frame(project=self.project)
+        frame = selectors.case_frame(project=self.project)
+        return frame[~frame.index.isin(self.excluded_case_ids)] if self.excluded_case_ids else frame
+
+    @cached_property
+    def cohort_decisions(self) -> pd.DataFrame:
+        """Every cohort's decisions (column ``cohort`` = name), of the responses reports count."""
+        frame = selectors.cohort_frames(project=self.project)
+        return frame[frame["response_id"].isin(self.responses.index)]
 
     @cached_property
     def criteria(self) -> pd.DataFrame:
@@ -41,24 +66,28 @@ class ReportInputs:
 
     @cached_property
     def n_binary_criteria_by_case(self) -> pd.Series:
-        """N_i of coverage: binary criteria of each case (its own rubric, else the project's),
-        counted in the database so that coverage never needs the whole criteria frame."""
-        criteria = Criterion.objects.filter(project=self.project).order_by()
-        own = dict(
-            criteria.filter(kind="binary", case__isnull=False).values("case_id").annotate(n=Count("id")).values_list("case_id", "n")
+        """N_i of coverage: binary criteria of the rubric each case is judged against, counted in
+        the database so that coverage never needs the whole criteria frame."""
+        per_version = dict(
+            Criterion.objects.filter(project=self.project, kind="binary").order_by()
+            .values("rubric_version_id").annotate(n=Count("id")).values_list("rubric_version_id", "n")
         )
-        cases_with_own = set(criteria.filter(case__isnull=False).values_list("case_id", flat=True).distinct())
-        shared = criteria.filter(kind="binary", case__isnull=True).count()
-        return pd.Series(
-            [own.get(c, 0) if c in cases_with_own else shared for c in self.cases.index], index=self.cases.index, dtype=np.int64
-        )
+        versions = dict(Case.objects.filter(project=self.project).values_list("pk", "rubric_version_id"))
+        return pd.Series([per_version.get(versions.get(c), 0) for c in self.cases.index], index=self.cases.index, dtype=np.int64)
 
     def decisions(self, source) -> pd.DataFrame:
+        """The decision frame of ``source``, without the responses of excluded cases."""
         inputs = self.for_source(source)
         if source.spec not in inputs._decisions:
-            inputs._decisions[source.spec] = selectors.source_decisions(
-                source=source, responses=inputs.responses, criteria=inputs.criteria
-            )
+            if source.kind == "cohort":
+                cohorts = inputs.cohort_decisions
+                frame = cohorts[cohorts["cohort"] == source.name][selectors.DECISION_COLUMNS].reset_index(drop=True)
+            elif source.kind == "gold":
+                frame = selectors.gold_decision_frame(project=inputs.project, cohorts=inputs.cohort_decisions)
+            else:
+                frame = selectors.source_decisions(source=source, responses=inputs.responses, criteria=inputs.criteria)
+            kept = frame["response_id"].isin(inputs.responses.index)
+            inputs._decisions[source.spec] = frame if kept.all() else frame[kept].reset_index(drop=True)
         return inputs._decisions[source.spec]
 
     def annotated(self, source) -> pd.DataFrame:

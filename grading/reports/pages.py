@@ -146,12 +146,12 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
     stability, robustness = [], []
     for judge in judges:
         if judge.obj.backend != "panel":
-            rows = judgment_rows(judge=judge.obj, criteria=inputs.criteria)
+            rows = metrics.judge_outputs(judgment_rows(judge=judge.obj, criteria=inputs.criteria))
             if len(rows) and rows["sample"].nunique() == 1:  # one sample per item: no spread to measure
                 stability.append([judge.spec, judge.obj.samples, 1, int(len(rows)), 0, None])
             elif len(rows):
                 rows = rows.assign(judge=judge.name, response=rows["response_id"], criterion=rows["criterion_id"],
-                                   value=np.where(rows["kind"] == "binary", (rows["verdict"] == "met").astype(float), rows["value"]))
+                                   value=metrics.numeric_values(kind=rows["kind"], verdict=rows["verdict"], value=rows["value"]))
                 mc = metrics.monte_carlo_stability(rows.dropna(subset=["value"]), keys=("judge", "response", "criterion"))
                 js = mc.per_judge.get(judge.name)
                 stability.append([judge.spec, judge.obj.samples, int(rows["sample"].nunique()), js.n_items if js else 0,
@@ -194,7 +194,8 @@ def bias_page(*, project: Project, reference: str | None = None) -> dict:
             if name in result:
                 tables[f"{condition}_{name}"] = _table(["judge", *result["targets"]],
                                                         [[j, *row] for j, row in zip(result["judges"], result[name])])
-        tables[f"{condition}_counts"] = _table(["judge", *result["targets"]], [[j, *row] for j, row in zip(result["judges"], result["counts"])])
+        tables[f"{condition}_counts"] = _table(["judge", *result["targets"]],
+                                                [[j, *row] for j, row in zip(result["judges"], result["counts"])])
     attenuation = {}
     if len(conditions) == 2:
         attenuation = bias_attenuation(attributed=conditions["attributed"], anonymized=conditions["anonymized"])
@@ -220,7 +221,8 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
         if len(both) >= 4:
             try:
                 rep = metrics.evaluate_calibration(both, levels=levels)
-                row = [judge.spec, ref.spec, len(both), rep.n_calibration, rep.n_holdout, as_number(rep.qwk_before), as_number(rep.qwk_after)]
+                row = [judge.spec, ref.spec, len(both), rep.n_calibration, rep.n_holdout, as_number(rep.qwk_before),
+                       as_number(rep.qwk_after)]
             except metrics.MetricError:
                 pass
         calibration.append(row)
@@ -248,6 +250,8 @@ PAGE_FUNCTIONS = {
 
 
 def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
+    """One page's result, with how many cases quality control left out of it."""
     if page not in PAGE_FUNCTIONS:
         raise LookupError(f"unknown report page {page!r}")
-    return PAGE_FUNCTIONS[page](project=project, **params)
+    result = PAGE_FUNCTIONS[page](project=project, **params)
+    return {**result, "n_excluded_cases": ReportInputs(project).n_excluded_cases}

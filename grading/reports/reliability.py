@@ -34,7 +34,7 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal")
         values = pd.Series(pd.factorize(code.where(usable))[0], index=rows.index).astype(float).where(usable)
     else:
         usable &= kind != "nominal"
-        numeric = np.where(kind == "binary", np.where(rows["verdict"] == "met", 1.0, np.where(rows["verdict"] == "not_met", 0.0, np.nan)), rows["value"])
+        numeric = metrics.numeric_values(kind=kind, verdict=rows["verdict"], value=rows["value"])
         values = pd.Series(numeric, index=rows.index, dtype=float).where(usable)
     rated = rows.assign(_v=values).dropna(subset=["_v"])
     unit = rated.groupby(["response_id", "criterion_id"], sort=False).ngroup()

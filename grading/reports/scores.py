@@ -18,9 +18,7 @@ def decision_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame
     min_value, max_value, not_applicable."""
     kind = frame["criterion_id"].map(criteria["kind"])
     binary = kind == "binary"
-    verdict = frame["verdict"]
-    value = np.where(binary, np.where(verdict == "met", 1.0, np.where(verdict == "not_met", 0.0, np.nan)), frame["value"])
-    value = np.where(verdict == "cannot_assess", np.nan, value).astype(float)
+    value = metrics.numeric_values(kind=kind, verdict=frame["verdict"], value=frame["value"])
     na_labels = frame["criterion_id"].map(criteria["na_labels"])
     not_applicable = np.array([o is not None and o in labels for o, labels in zip(frame["option"], na_labels)], dtype=bool)
     return pd.DataFrame(
@@ -37,11 +35,8 @@ def decision_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame
 
 
 def unit_values(rows: pd.DataFrame) -> np.ndarray:
-    """Decision values on [0, 1]: option scales outside [0, 1] rescaled by their range."""
-    lo, hi = rows["min_value"].to_numpy(), rows["max_value"].to_numpy()
-    rescale = (lo < 0) | (hi > 1)
-    span = np.where(rescale & (hi > lo), hi - lo, 1.0)
-    return (rows["value"].to_numpy() - np.where(rescale, lo, 0.0)) / span
+    """Decision values on [0, 1] (``metrics.unit_scale``, the one rescaling rule)."""
+    return metrics.unit_scale(rows["value"].to_numpy(), rows["min_value"].to_numpy(), rows["max_value"].to_numpy())
 
 
 def response_scores(*, inputs: ReportInputs, source, strategy: str = "skip") -> pd.DataFrame:

@@ -8,6 +8,8 @@ raises ``LookupError`` / ``ValueError`` with one line for an unknown project or 
 The computing modules (and with them scikit-learn, scipy and krippendorff) are imported
 only on a cache miss, so a cached answer costs a Django start and a few index lookups.
 """
+from collections.abc import Callable
+
 from annotation.models import Project
 from grading.sources import Source, project_get, source_parse
 
@@ -35,6 +37,11 @@ def _projects(project: Project, *sources: Source | None) -> list[Project]:
     return [projects[pk] for pk in sorted(projects)]
 
 
+def _counted(inputs: ReportInputs, compute: Callable[[], dict]) -> Callable[[], dict]:
+    """``compute`` whose result also says how many cases quality control left out of it."""
+    return lambda: {**compute(), "n_excluded_cases": inputs.n_excluded_cases}
+
+
 def report_project(*, slug: str | Project) -> Project:
     return slug if isinstance(slug, Project) else project_get(slug=slug)
 
@@ -50,8 +57,17 @@ def agreement_report(*, project, a: str, b: str, strategy: str = "zero", inputs:
     return report_cached(
         projects=_projects(project, sa, sb), name="agreement",
         params={"a": sa.spec, "b": sb.spec, "a_project": sa.project.slug, "b_project": sb.project.slug, "strategy": strategy},
-        compute=lambda: agreement.agreement_compute(inputs=inputs, a=sa, b=sb, strategy=strategy),
+        compute=_counted(inputs, lambda: agreement.agreement_compute(inputs=inputs, a=sa, b=sb, strategy=strategy)),
     )
+
+
+def agreement_pairs_report(*, project, a: str, b: str, strategy: str = "zero") -> list[dict]:
+    """The paired decisions behind ``agreement_report`` (not cached: an audit file, computed on request)."""
+    project = report_project(slug=project)
+    sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
+    from . import agreement
+
+    return agreement.agreement_pairs(inputs=ReportInputs(project), a=sa, b=sb, strategy=strategy_name(strategy))
 
 
 def reliability_report(*, project, source: str, level: str = "nominal", inputs: ReportInputs | None = None) -> dict:
@@ -64,7 +80,7 @@ def reliability_report(*, project, source: str, level: str = "nominal", inputs: 
 
     return report_cached(
         projects=_projects(project, src), name="reliability", params={"source": src.spec, "p": src.project.slug, "level": level},
-        compute=lambda: reliability.reliability_compute(inputs=inputs, source=src, level=level),
+        compute=_counted(inputs, lambda: reliability.reliability_compute(inputs=inputs, source=src, level=level)),
     )
 
 
@@ -76,7 +92,7 @@ def coverage_report(*, project, source: str, k: int | None = None, inputs: Repor
 
     return report_cached(
         projects=_projects(src.project), name="coverage", params={"source": src.spec, "p": src.project.slug, "k": k},
-        compute=lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k),
+        compute=_counted(inputs, lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k)),
     )
 
 
@@ -88,7 +104,7 @@ def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = No
 
     return report_cached(
         projects=_projects(src.project), name="calibrate_k", params={"source": src.spec, "p": src.project.slug},
-        compute=lambda: coverage.calibrate_k_compute(inputs=inputs, source=src),
+        compute=_counted(inputs, lambda: coverage.calibrate_k_compute(inputs=inputs, source=src)),
     )
 
 
@@ -101,7 +117,7 @@ def scores_report(*, project, source: str, strategy: str = "skip", inputs: Repor
 
     return report_cached(
         projects=_projects(src.project), name="scores", params={"source": src.spec, "p": src.project.slug, "strategy": strategy},
-        compute=lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy),
+        compute=_counted(inputs, lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy)),
     )
 
 
@@ -117,5 +133,5 @@ def bias_report(*, project, condition: str, reference: str | None = None, inputs
 
     return report_cached(
         projects=[project], name="bias", params={"condition": condition, "reference": ref.spec if ref else None},
-        compute=lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref),
+        compute=_counted(inputs, lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref)),
     )

@@ -1,24 +1,40 @@
 """Celery task of the report pages: compute one page's result in a worker and cache it,
 so a page over a large project never computes inside the web request. Thin: it takes
 ids, loads the project and calls one service."""
+import logging
+
 from celery import shared_task
 
 from annotation.models import Project
 
-from .cache import report_cached
+from .cache import report_cached, report_key, report_store_failure
 from .pages import report_page_compute
+
+logger = logging.getLogger(__name__)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def page_result(*, project: Project, page: str, params: dict) -> dict:
-    """Compute (or read) a page's cached result; a domain error is cached as ``{"error"}``
-    so the page shows it instead of waiting forever."""
+    """Compute (or read) a page's cached result. A domain error (bad parameters, nothing to
+    report yet) is the result, cached as ``{"error"}``; any other failure is logged with its
+    traceback and stored briefly as ``{"error", "failed": True}``, so the page shows a one-line
+    error with a retry button instead of polling."""
     def compute() -> dict:
         try:
             return report_page_compute(project=project, page=page, params=params)
         except (ValueError, LookupError) as exc:
-            return {"error": str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}
+            return {"error": _first_line(exc)}
 
-    return report_cached(projects=[project], name=f"page:{page}", params=params, compute=compute)
+    try:
+        return report_cached(projects=[project], name=f"page:{page}", params=params, compute=compute)
+    except Exception as exc:
+        logger.exception("report page %r of project %r failed (params %r)", page, project.slug, params)
+        key = report_key(projects=[project], name=f"page:{page}", params=params)
+        return report_store_failure(key=key, message=f"{exc.__class__.__name__}: {_first_line(exc)}")
 
 
 @shared_task(name="grading.reports.page_compute")

@@ -1,44 +1,50 @@
-"""The researchers' report pages (staff only). Each view parses its query parameters,
+"""The researchers' report pages (any role in the project: viewer, adjudicator, manager). Each view parses its query parameters,
 reads the page's cached result — queuing its computation in a Celery task on a miss and
 polling with htmx until it is there — and renders it with SVG charts; ``?format=csv&
 table=NAME`` downloads any table of the page as CSV.
 """
 import csv
+import time
 
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import redirect, render
 from django.utils.text import slugify
 
+from annotation.access import project_get_for
 from annotation.models import Project
+from evalsite.spreadsheet import csv_cell
 from grading.sources import source_parse
 
 from . import charts
-from .cache import report_key, report_mark_pending, report_peek
+from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
 from .services import strategy_name
 from .tasks import report_page_task
 
+# A computation queued this long ago without a result may have lost its worker: offer a retry.
+STUCK_SECONDS = 120
 NAV = [("agreement", "Agreement"), ("coverage", "Coverage"), ("judges", "Judges"), ("bias", "Bias"), ("calibration", "Calibration")]
 
 
 def _source_param(request, project, name: str) -> str | None:
     text = request.GET.get(name) or None
     if text is not None:
-        source = source_parse(text=text, project=project)
-        if source.foreign:
-            raise ValueError(f"{name}: report pages compare sources of this project only")
-        text = source.spec
+        # Sources of this project only; naming another project's is an error that says nothing about it.
+        text = source_parse(text=text, project=project, local_only=True).spec
     return text
 
 
-def _page_result(project: Project, page: str, params: dict) -> dict | None:
+def _page_result(project: Project, page: str, params: dict) -> tuple[dict | None, float | None]:
+    """The page's cached result (or None while it is computed) and, while pending, how many
+    seconds ago its computation was queued."""
     key = report_key(projects=[project], name=f"page:{page}", params=params)
     result = report_peek(key=key)
     if result is None and report_mark_pending(key=key):
         # Nothing was written, so there is no commit to wait for before queuing.
         report_page_task.delay(project_id=project.pk, page=page, params=params)
         result = report_peek(key=key)  # eager Celery (tests, small setups) has computed it already
-    return result
+    since = report_pending_since(key=key) if result is None else None
+    return result, (time.time() - since) if since is not None else None
 
 
 def _csv(result: dict, name: str, project: Project, page: str) -> HttpResponse:
@@ -48,43 +54,50 @@ def _csv(result: dict, name: str, project: Project, page: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{page}-{slugify(name)}.csv"'
     writer = csv.writer(response)
-    writer.writerow(table["columns"])
-    writer.writerows(["" if v is None else v for v in row] for row in table["rows"])
+    writer.writerow([csv_cell(c) for c in table["columns"]])
+    writer.writerows([csv_cell(v) for v in row] for row in table["rows"])  # text can never run as a formula
     return response
 
 
 def _render(request, project: Project, page: str, parse, extra=None) -> HttpResponse:
-    """Shared flow of the five pages: parse params, read or queue the result, render."""
-    error, result, params = None, None, {}
+    """Shared flow of the five pages: parse params, read or queue the result, render. A POST
+    with ``retry`` forgets a failed (or stuck) computation and shows the page again, which
+    queues it anew."""
+    error, result, params, failed, waited = None, None, {}, False, None
     try:
         params = parse()
     except (ValueError, LookupError) as exc:
         error = str(exc)
+    if error is None and request.method == "POST" and request.POST.get("retry"):
+        report_forget(key=report_key(projects=[project], name=f"page:{page}", params=params))
+        return redirect(request.get_full_path())
     if error is None:
-        result = _page_result(project, page, params)
+        result, waited = _page_result(project, page, params)
         if request.GET.get("format") == "csv":
             return _csv(result, request.GET.get("table", ""), project, page)
         if result is not None and "error" in result:
-            error, result = result["error"], None
+            error, failed, result = result["error"], bool(result.get("failed")), None
     query = request.GET.copy()
     for name in ("format", "table"):
         query.pop(name, None)
     context = {
         "project": project, "page": page, "nav": NAV, "params": params, "result": result, "error": error,
-        "pending": result is None and error is None, "query": query.urlencode(),
+        "failed": failed, "pending": result is None and error is None, "query": query.urlencode(),
+        "stuck": waited is not None and waited > STUCK_SECONDS,
         "charts": extra(result, project) if result is not None and extra else {},
     }
     template = f"grading/reports/{page}.html"
     return render(request, f"{template}#report" if request.htmx else template, context)
 
 
-def _project(slug: str) -> Project:
-    return get_object_or_404(Project, slug=slug)
+def _project(request, slug: str) -> Project:
+    """The project, for a user whose role in it allows reading reports (404 / 403 otherwise)."""
+    return project_get_for(user=request.user, action="view", slug=slug)
 
 
-@staff_member_required
+@login_required
 def report_index(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
     return render(request, "grading/reports/index.html", {"project": project, "nav": NAV, "page": "reports"})
 
 
@@ -112,9 +125,9 @@ def _agreement_charts(result: dict, project: Project) -> dict:
     return out
 
 
-@staff_member_required
+@login_required
 def agreement_report_page(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
 
     def parse():
         a, b = _source_param(request, project, "a"), _source_param(request, project, "b")
@@ -137,9 +150,9 @@ def _coverage_charts(result: dict, project: Project) -> dict:
     )}
 
 
-@staff_member_required
+@login_required
 def coverage_report_page(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
 
     def parse():
         k = request.GET.get("k")
@@ -162,9 +175,9 @@ def _judges_charts(result: dict, project: Project) -> dict:
     )}
 
 
-@staff_member_required
+@login_required
 def judges_report_page(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
     return _render(request, project, "judges",
                    lambda: {"strategy": strategy_name(request.GET.get("strategy") or "zero")}, _judges_charts)
 
@@ -187,9 +200,9 @@ def _bias_charts(result: dict, project: Project) -> dict:
     return out
 
 
-@staff_member_required
+@login_required
 def bias_report_page(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
     return _render(request, project, "bias", lambda: {"reference": _source_param(request, project, "reference")}, _bias_charts)
 
 
@@ -204,9 +217,9 @@ def _calibration_charts(result: dict, project: Project) -> dict:
     )}
 
 
-@staff_member_required
+@login_required
 def calibration_report_page(request, slug: str):
-    project = _project(slug)
+    project = _project(request, slug)
 
     def parse():
         return {"reference": _source_param(request, project, "reference"),

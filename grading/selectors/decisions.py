@@ -1,91 +1,116 @@
-"""One decision per (response, criterion) for any decision source (SPEC §2), as a
-"decision frame" every report reads:
+"""One decision per (response, criterion) for any decision source (SPEC §2), as a "decision
+frame" that every report, page, API view, prompt builder and exporter reads.
 
-``response_id``, ``criterion_id``, ``verdict`` (met / not_met / cannot_assess / None),
-``option`` (option label or None), ``value`` (the option's value, an ordinal value, or
-NaN), ``unresolved`` (a tie: no decision, counts as a disagreement), ``invalid`` (how many
-judge outputs behind the decision were missing or malformed) and ``n`` (labels or samples
-behind it).
-
-Cohorts follow the cohort rule (checker, else single annotator, else majority, tie
-unresolved); a judge's samples are combined by majority for binary and nominal criteria
-(tie unresolved) and by the mean value for ordinal ones; an invalid judge output is a
-not-met vote and is counted. Inside a response a judge judged, a criterion it gave no
-output for is such an invalid not-met decision too, so missing output is never dropped
-(SPEC §3). A "panel" judge votes over its member judges' decisions with the ensemble
-rules of ``grading.metrics``.
+Columns: ``response_id``, ``criterion_id`` and the typed decision columns of
+``grading.metrics.decisions`` (``verdict``, ``option``, ``value``, ``unresolved``, ``invalid``,
+``n``). These functions only load rows (one or two queries each) and hand them to the rules
+module — the cohort rule, a judge's samples, a panel's vote, gold's provenance — so a source
+decides the same way on every page. ``response_ids`` restricts a source to some responses
+(one response on the side-by-side and adjudication pages) without changing how it decides.
 """
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 from django.db.models import Case, IntegerField, Sum, Value, When
 
 from annotation.models import Cohort, Criterion, Label, Project
-from ..models import Judge, Judgment
-from .cohorts import cohort_decisions, fetch_frame, gold_frame
-from .frames import applicable_pairs
 
-COLUMNS = ["response_id", "criterion_id", "verdict", "option", "value", "unresolved", "invalid", "n"]
+from ..metrics.decisions import (
+    DECISION_COLUMNS,
+    SourceDecision,
+    cohort_decide,
+    gold_decide,
+    judge_outputs,
+    missing_outputs,
+    panel_decide,
+    samples_decide,
+)
+from ..models import Adjudication, Judge, Judgment
+from .frames import applicable_pairs, fetch_frame
+
+ITEM = ["response_id", "criterion_id"]
+COLUMNS = [*ITEM, *DECISION_COLUMNS]
 PANEL = "panel"
 
 
-def _none_for_nan(series: pd.Series) -> pd.Series:
-    return series.astype(object).where(series.notna(), None)
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=COLUMNS)
 
 
-def _option_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.Series:
-    """The value of each row's option label (NaN where there is no option)."""
-    has = frame["option"].notna()
-    if not has.any():
-        return pd.Series(np.nan, index=frame.index)
-    lookup = {}
-    for criterion_id, options in criteria.loc[criteria["options"].map(bool), "options"].items():
-        for option in options:
-            lookup[(criterion_id, option["label"])] = float(option["value"])
-    keys = list(zip(frame.loc[has, "criterion_id"], frame.loc[has, "option"]))
-    values = pd.Series(np.nan, index=frame.index)
-    values[has] = [lookup.get(k, np.nan) for k in keys]
-    return values
+def _restricted(queryset, response_ids: Iterable[int] | None):
+    return queryset if response_ids is None else queryset.filter(response_id__in=list(response_ids))
 
 
-def frame_from_keys(keys: pd.DataFrame, *, criteria: pd.DataFrame) -> pd.DataFrame:
-    """Decision frame from rows with response_id, criterion_id, ``decision`` key and n."""
-    verdicts, options, values = {}, {}, {}
-    for key in pd.unique(keys["decision"]):
-        if not isinstance(key, str):
-            continue
-        kind, _, rest = key.partition(":")
-        if kind == "v":
-            verdicts[key] = rest
-        elif kind == "o":
-            options[key] = rest
-        else:
-            values[key] = float(rest)
-    frame = keys[["response_id", "criterion_id"]].copy()
-    frame["verdict"] = _none_for_nan(keys["decision"].map(verdicts))
-    frame["option"] = _none_for_nan(keys["decision"].map(options))
-    frame["value"] = keys["decision"].map(values).astype(float)
-    frame["value"] = frame["value"].fillna(_option_values(frame, criteria))
-    frame["unresolved"] = keys["decision"].isna().to_numpy()
-    frame["invalid"] = 0
-    frame["n"] = keys["n"].to_numpy() if "n" in keys.columns else 1
-    return frame.reset_index(drop=True)
+# -- cohorts and gold ---------------------------------------------------------------------------
 
 
-def cohort_frame(*, cohort: Cohort, criteria: pd.DataFrame) -> pd.DataFrame:
-    decisions = cohort_decisions(project=cohort.project, cohort=cohort).rename(columns={"n_labels": "n"})
-    if decisions.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    return frame_from_keys(decisions, criteria=criteria)
+def label_rows(*, project: Project, cohort: Cohort | None = None, response_ids=None) -> pd.DataFrame:
+    """Every label of a project (or one cohort): response_id, criterion_id, cohort (id), rater
+    (user id), role, verdict, option, value."""
+    qs = Label.objects.filter(project=project) if cohort is None else Label.objects.filter(cohort=cohort)
+    qs = _restricted(qs, response_ids).values_list(
+        "response_id", "criterion_id", "cohort_id", "annotator_id", "role", "verdict", "option_label", "value"
+    )
+    rows = fetch_frame(qs, ["response_id", "criterion_id", "cohort", "rater", "role", "verdict", "option", "value"])
+    rows["value"] = rows["value"].astype(float)
+    return rows
 
 
-def gold_decision_frame(*, project: Project, criteria: pd.DataFrame) -> pd.DataFrame:
-    gold = gold_frame(project=project)
-    # An unresolved gold item is one nobody has decided yet, not a decision: leave it out.
+def cohort_frame(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:
+    """The cohort's decisions (SPEC §2 cohort rule)."""
+    rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
+    return cohort_decide(rows, keys=ITEM)[COLUMNS] if len(rows) else _empty()
+
+
+def cohort_frames(*, project: Project, response_ids=None) -> pd.DataFrame:
+    """Every cohort's decisions at once, with a ``cohort`` column holding the cohort's name."""
+    rows = label_rows(project=project, response_ids=response_ids)
+    if rows.empty:
+        return pd.DataFrame(columns=[*COLUMNS, "cohort"])
+    decided = cohort_decide(rows, keys=[*ITEM, "cohort"])
+    names = dict(Cohort.objects.filter(project=project).values_list("pk", "name"))
+    return decided.assign(cohort=decided["cohort"].map(names))
+
+
+ADJUDICATION_EXTRA = ["adjudicator", "confidence", "category", "note"]
+
+
+def gold_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The gold decision of every labelled or adjudicated (response, criterion) with its
+    provenance (agreed / adjudicated / single-cohort / unresolved), each cohort's decision
+    (bundle form, by cohort name), and the adjudicator's user name, confidence, category and note.
+    ``cohorts``: the cohort decisions when the caller has them already (``cohort_frames``)."""
+    adjudications = fetch_frame(
+        _restricted(Adjudication.objects.filter(project=project), response_ids).values_list(
+            "response_id", "criterion_id", "verdict", "option_label", "value", "adjudicator__username", "confidence",
+            "category", "note",
+        ),
+        [*ITEM, "verdict", "option", "value", *ADJUDICATION_EXTRA],
+    )
+    adjudications["value"] = adjudications["value"].astype(float)
+    if cohorts is None:
+        cohorts = cohort_frames(project=project, response_ids=response_ids)
+    gold = gold_decide(cohorts, adjudications, keys=ITEM)
+    extra = adjudications[[*ITEM, *ADJUDICATION_EXTRA]]
+    gold = gold.merge(extra, on=ITEM, how="left")
+    gold["adjudicator"] = gold["adjudicator"].astype(object).where(gold["adjudicator"].notna(), None)
+    for column in ("confidence", "category", "note"):
+        gold[column] = gold[column].fillna("").astype(object)
+    return gold.sort_values(ITEM, kind="stable").reset_index(drop=True)
+
+
+def gold_decision_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Gold as a decision source: an unresolved gold item is one nobody has decided yet, not a
+    decision, and is left out."""
+    gold = gold_frame(project=project, response_ids=response_ids, cohorts=cohorts)
     gold = gold[gold["provenance"] != "unresolved"]
     if gold.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    return frame_from_keys(gold.assign(n=1), criteria=criteria)
+        return _empty()
+    return gold.assign(unresolved=False, invalid=0, n=1)[COLUMNS].reset_index(drop=True)
 
+
+# -- judges -------------------------------------------------------------------------------------
 
 VERDICT_CODES = Case(
     When(verdict="not_met", then=Value(0)), When(verdict="met", then=Value(1)), When(verdict="cannot_assess", then=Value(2)),
@@ -94,32 +119,44 @@ VERDICT_CODES = Case(
 VERDICT_BY_CODE = np.array([None, "not_met", "met", "cannot_assess"], dtype=object)  # indexed by code + 1
 
 
-def judgment_rows(*, judge: Judge, criteria: pd.DataFrame) -> pd.DataFrame:
-    """Raw judgments of one judge with ``kind`` and ``invalid``; invalid binary outputs
-    already turned into not-met votes. Verdicts travel as small integers, and option and
-    value columns are read only when the project has non-binary criteria: at a million
-    judgments the string and NULL columns are most of the cost."""
+def _option_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.Series:
+    """The value of each row's option label (NaN where there is no option)."""
+    has = frame["option"].notna()
+    values = pd.Series(np.nan, index=frame.index)
+    if not has.any():
+        return values
+    lookup = {}
+    for criterion_id, options in criteria.loc[criteria["options"].map(bool), "options"].items():
+        for option in options:
+            lookup[(criterion_id, option["label"])] = float(option["value"])
+    values[has] = [lookup.get(k, np.nan) for k in zip(frame.loc[has, "criterion_id"], frame.loc[has, "option"])]
+    return values
+
+
+def judgment_rows(*, judge: Judge | None = None, judges: list[Judge] | None = None, criteria: pd.DataFrame,
+                  response_ids=None) -> pd.DataFrame:
+    """Raw outputs of one judge (or several, in one query): judge (name), response_id,
+    criterion_id, sample, verdict, option, value, valid and the criterion's ``kind``. Verdicts
+    travel as small integers, and option and value columns are read only when the project has
+    non-binary criteria: at a million judgments the string and NULL columns are most of the cost."""
+    judges = [judge] if judge is not None else list(judges or [])
+    names = {j.pk: j.name for j in judges}
     with_options = bool((criteria["kind"] != "binary").any())
-    fields = ["response_id", "criterion_id", "sample", "vcode", "valid"] + (["option_label", "value"] if with_options else [])
-    qs = Judgment.objects.filter(judge=judge).annotate(vcode=VERDICT_CODES).values_list(*fields)
-    rows = fetch_frame(qs, ["response_id", "criterion_id", "sample", "vcode", "valid"] + (["option", "value"] if with_options else []))
-    codes = rows["vcode"].to_numpy(dtype=np.int64)
-    rows["verdict"] = VERDICT_BY_CODE[codes + 1]
+    fields = ["judge_id", "response_id", "criterion_id", "sample", "vcode", "valid"]
+    fields += ["option_label", "value"] if with_options else []
+    qs = _restricted(Judgment.objects.filter(judge_id__in=list(names)), response_ids).annotate(vcode=VERDICT_CODES).values_list(*fields)
+    columns = ["judge", "response_id", "criterion_id", "sample", "vcode", "valid"] + (["option", "value"] if with_options else [])
+    rows = fetch_frame(qs, columns)
+    rows["judge"] = rows["judge"].map(names) if len(rows) else rows["judge"]
+    rows["verdict"] = VERDICT_BY_CODE[rows["vcode"].to_numpy(dtype=np.int64) + 1]
     if not with_options:
         rows["option"] = None
         rows["value"] = np.nan
     rows["value"] = rows["value"].astype(float)
-    rows["kind"] = rows["criterion_id"].map(criteria["kind"])
-    empty = (codes < 0) & rows["option"].isna().to_numpy() & rows["value"].isna().to_numpy()
-    invalid = ~rows["valid"].astype(bool).to_numpy() | empty
-    rows["invalid"] = invalid.astype(np.int64)
-    binary = (rows["kind"] == "binary").to_numpy()
-    if invalid.any():
-        rows.loc[binary & invalid, "verdict"] = "not_met"
-        rows.loc[~binary & invalid, ["verdict", "option"]] = None
-        rows.loc[~binary & invalid, "value"] = np.nan
     if with_options:
         rows["value"] = rows["value"].fillna(_option_values(rows, criteria))
+    rows["valid"] = rows["valid"].astype(bool)
+    rows["kind"] = rows["criterion_id"].map(criteria["kind"])
     return rows.drop(columns="vcode")
 
 
@@ -138,150 +175,124 @@ def judge_hits(*, judge: Judge) -> pd.DataFrame | None:
     return fetch_frame(qs.order_by(), ["response_id", "hits"])
 
 
-def _vote_key(rows: pd.DataFrame) -> pd.Series:
-    """One string per decision for voting: the option label, else the verdict."""
-    return rows["option"].where(rows["option"].notna(), rows["verdict"])
+def _with_missing(frame: pd.DataFrame, *, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
+    """Judges' decisions plus their missing outputs inside the responses each one judged."""
+    judged = frame[["judge", "response_id"]].drop_duplicates()
+    expected = judged.merge(applicable_pairs(responses=responses, criteria=criteria), on="response_id")
+    expected["kind"] = expected["criterion_id"].map(criteria["kind"])
+    missing = missing_outputs(expected, frame, keys=["judge", *ITEM])
+    return pd.concat([frame, missing], ignore_index=True) if len(missing) else frame
 
 
-def _combine_votes(rows: pd.DataFrame, *, voter: str, rule: str, weights: dict | None, criteria) -> pd.DataFrame:
-    """Combine several decisions per (response, criterion): votes for binary and nominal
-    criteria, the (weighted) mean value for ordinal ones."""
-    from grading.metrics import ensemble_vote  # scikit-learn & co. load only when a vote is needed
-
-    item_cols = ["response_id", "criterion_id"]
-    rows = rows.assign(_vote=_vote_key(rows))
-    counts = rows.groupby(item_cols, sort=False).agg(n=(voter, "size"), invalid=("invalid", "sum")).reset_index()
-    ordinal = rows["kind"] == "ordinal"
+def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None,
+                 known: dict[str, Judge] | None = None, outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Decisions of several judges at once (one query for their outputs, one pass of the rules),
+    with a ``judge`` column holding the judge's name; a panel's decisions come from its members'.
+    ``known``: the project's judges by name, when the caller has them (no query for panel members).
+    ``outputs``: ``judgment_rows`` of (at least) these judges and panel members, when the caller
+    has read them already."""
+    plain = {j.name: j for j in judges if j.backend != PANEL}
+    members: dict[str, list[Judge]] = {p.name: panel_members(judge=p, known=known) for p in judges if p.backend == PANEL}
+    for listed in members.values():
+        plain.update({m.name: m for m in listed})
     parts = []
-    voting = rows[~ordinal & rows["_vote"].notna()]
-    if len(voting):
-        items = voting[item_cols].drop_duplicates().reset_index(drop=True)
-        items["item"] = np.arange(len(items))
-        voting = voting.merge(items, on=item_cols)
-        result = ensemble_vote(
-            voting, rule=rule, item="item", voter=voter, vote="_vote", weights=weights, positive="met", negative="not_met"
-        )
-        items["_vote"] = items["item"].map(result.decisions)
-        parts.append(items.drop(columns="item"))
-    ordinal_rows = rows[ordinal]
-    if len(ordinal_rows):
-        valued = ordinal_rows[ordinal_rows["value"].notna()]
-        if weights:
-            w = valued[voter].map(weights).astype(float)
-            mean = (valued["value"] * w).groupby([valued["response_id"], valued["criterion_id"]]).sum() / w.groupby(
-                [valued["response_id"], valued["criterion_id"]]
-            ).sum()
-        else:
-            mean = valued.groupby(item_cols)["value"].mean()
-        cannot = ordinal_rows.assign(_ca=ordinal_rows["verdict"].eq("cannot_assess")).groupby(item_cols)["_ca"].any()
-        items = ordinal_rows[item_cols].drop_duplicates()
-        items = items.merge(mean.rename("_mean").reset_index(), on=item_cols, how="left")
-        items = items.merge(cannot.reset_index(), on=item_cols, how="left")
-        items["_vote"] = np.where(items["_mean"].isna() & items["_ca"], "cannot_assess", None)
-        items = items.drop(columns="_ca")
-        parts.append(items)
-    combined = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*item_cols, "_vote", "_mean"])
-    if "_mean" not in combined.columns:
-        combined["_mean"] = np.nan
-    combined = combined.merge(counts, on=item_cols, how="left")
-    return _frame_from_votes(combined, criteria)
-
-
-def _frame_from_votes(combined: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
-    """Decision frame from item rows with ``_vote`` (label or verdict), ``_mean``, n, invalid."""
-    kind = combined["criterion_id"].map(criteria["kind"])
-    vote = combined["_vote"]
-    is_verdict = vote.isin(["met", "not_met", "cannot_assess"])
-    frame = combined[["response_id", "criterion_id"]].copy()
-    frame["verdict"] = _none_for_nan(vote.where(is_verdict))
-    frame["option"] = _none_for_nan(vote.where(vote.notna() & ~is_verdict & (kind != "binary")))
-    frame["value"] = combined["_mean"].astype(float).fillna(_option_values(frame, criteria))
-    has_decision = vote.notna() | combined["_mean"].notna()
-    frame["unresolved"] = (~has_decision & (combined["invalid"] < combined["n"])).to_numpy()
-    frame["invalid"] = combined["invalid"].astype(np.int64).to_numpy()
-    frame["n"] = combined["n"].astype(np.int64).to_numpy()
-    return frame.reset_index(drop=True)
-
-
-def _with_missing(frame: pd.DataFrame, *, responses, criteria) -> pd.DataFrame:
-    """Add every rubric criterion the judge left out, inside the responses it judged, as
-    an invalid output (not met for binary criteria)."""
-    judged = responses.loc[responses.index.isin(frame["response_id"].unique())]
-    expected = applicable_pairs(responses=judged, criteria=criteria)
-    missing = expected.merge(frame[["response_id", "criterion_id"]], how="left", indicator=True)
-    missing = missing[missing["_merge"] == "left_only"].drop(columns="_merge")
-    if missing.empty:
-        return frame
-    binary = missing["criterion_id"].map(criteria["kind"]).eq("binary")
-    extra = missing.assign(
-        verdict=np.where(binary, "not_met", None), option=None, value=np.nan, unresolved=False, invalid=1, n=0
-    )
-    extra["verdict"] = _none_for_nan(extra["verdict"])
-    return pd.concat([frame, extra[COLUMNS]], ignore_index=True)
-
-
-def judge_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame, _seen=()) -> pd.DataFrame:
-    """Decisions of a judge (aggregated over its samples), or of a panel over its members."""
-    if judge.backend == PANEL:
-        return panel_frame(judge=judge, responses=responses, criteria=criteria, _seen=_seen)
-    rows = judgment_rows(judge=judge, criteria=criteria)
-    if rows.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    if rows.groupby(["response_id", "criterion_id"], sort=False).size().max() == 1:
-        frame = rows[["response_id", "criterion_id", "verdict", "option", "value", "invalid"]].copy()
-        frame["unresolved"] = False
-        frame["n"] = 1
-        frame = frame[COLUMNS]
+    if not plain:
+        rows = None
+    elif outputs is not None:
+        rows = outputs[outputs["judge"].isin(plain)]
     else:
-        frame = _combine_votes(rows, voter="sample", rule="majority", weights=None, criteria=criteria)
-    return _with_missing(frame, responses=responses, criteria=criteria)
+        rows = judgment_rows(judges=list(plain.values()), criteria=criteria, response_ids=response_ids)
+    decided = None
+    if rows is not None and len(rows):
+        decided = _with_missing(samples_decide(rows, keys=["judge", *ITEM]), responses=responses, criteria=criteria)
+        wanted = {j.name for j in judges if j.backend != PANEL}
+        parts.append(decided[decided["judge"].isin(wanted)])
+    for panel in (j for j in judges if j.backend == PANEL):
+        settings = panel.settings or {}
+        names = [m.name for m in members[panel.name]]
+        votes = decided[decided["judge"].isin(names)].rename(columns={"judge": "member"}) if decided is not None else None
+        if votes is None or votes.empty:
+            continue
+        votes = votes.assign(kind=votes["criterion_id"].map(criteria["kind"]))
+        voted = panel_decide(votes, keys=ITEM, rule=settings.get("vote", "majority"), weights=settings.get("weights"))
+        parts.append(voted.assign(judge=panel.name))
+    if not parts:
+        return pd.DataFrame(columns=[*COLUMNS, "judge"])
+    return pd.concat(parts, ignore_index=True)[[*COLUMNS, "judge"]]
 
 
-def panel_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame, _seen=()) -> pd.DataFrame:
-    """Ensemble decision of a panel judge: ``settings = {"members": [names], "vote":
-    "majority" | "weighted" | "unanimous" | "any", "weights": {name: w}}``."""
-    settings = judge.settings or {}
-    names = list(settings.get("members") or [])
+def judge_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
+    """Decisions of one judge (over its samples), or of a panel over its members."""
+    frame = judges_frame(judges=[judge], responses=responses, criteria=criteria, response_ids=response_ids)
+    return frame[COLUMNS].reset_index(drop=True) if len(frame) else _empty()
+
+
+def panel_members(*, judge: Judge, known: dict[str, Judge] | None = None) -> list[Judge]:
+    """The member judges of a panel, in the order its settings name them; LookupError / ValueError
+    naming what is wrong with its configuration. ``known``: the project's judges by name, if loaded."""
+    names = list((judge.settings or {}).get("members") or [])
     if not names:
         raise ValueError(f"panel judge {judge.name!r} has no members (settings.members)")
-    if judge.name in _seen:
-        raise ValueError(f"panel judge {judge.name!r} contains itself")
-    members = {j.name: j for j in Judge.objects.filter(project=judge.project_id, name__in=names)}
+    if known is not None:
+        members = {name: known[name] for name in names if name in known}
+    else:
+        members = {j.name: j for j in Judge.objects.filter(project=judge.project_id, name__in=names)}
     unknown = [n for n in names if n not in members]
     if unknown:
         raise LookupError(f"panel judge {judge.name!r} names unknown member judge(s): {', '.join(unknown)}")
-    parts = []
-    for name in names:
-        member = judge_frame(judge=members[name], responses=responses, criteria=criteria, _seen=(*_seen, judge.name))
-        parts.append(member.assign(voter=name, kind=member["criterion_id"].map(criteria["kind"])))
-    rows = pd.concat(parts, ignore_index=True)
-    if rows.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    rule = settings.get("vote", "majority")
-    weights = settings.get("weights") if rule == "weighted" else None
-    if rule == "weighted" and not weights:
-        raise ValueError(f"panel judge {judge.name!r} votes 'weighted' but has no settings.weights")
-    return _combine_votes(rows[~rows["unresolved"].astype(bool)], voter="voter", rule=rule, weights=weights, criteria=criteria)
+    nested = [n for n in names if members[n].backend == PANEL]
+    if nested:
+        raise ValueError(f"panel judge {judge.name!r} contains the panel {nested[0]!r}; panels do not nest")
+    return [members[n] for n in names]
 
 
-def label_rows(*, cohort: Cohort) -> pd.DataFrame:
-    """Every label of a cohort: rater (annotator id), role, response_id, criterion_id,
-    verdict, option, value — the raters × units input of reliability."""
-    qs = Label.objects.filter(cohort=cohort).values_list(
-        "annotator_id", "role", "response_id", "criterion_id", "verdict", "option_label", "value"
-    )
-    rows = fetch_frame(qs, ["rater", "role", "response_id", "criterion_id", "verdict", "option", "value"])
-    rows["value"] = rows["value"].astype(float)
-    return rows
+# -- any source ---------------------------------------------------------------------------------
 
 
-def source_decisions(*, source, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
+def source_decisions(*, source, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
     """The decision frame of a ``grading.sources.Source`` (frames of its own project)."""
     if source.kind == "cohort":
-        return cohort_frame(cohort=source.obj, criteria=criteria)
+        return cohort_frame(cohort=source.obj, response_ids=response_ids)
     if source.kind == "judge":
-        return judge_frame(judge=source.obj, responses=responses, criteria=criteria)
-    return gold_decision_frame(project=source.project, criteria=criteria)
+        return judge_frame(judge=source.obj, responses=responses, criteria=criteria, response_ids=response_ids)
+    return gold_decision_frame(project=source.project, response_ids=response_ids)
+
+
+def decisions_by_criterion(frame: pd.DataFrame) -> dict[tuple[int, int], SourceDecision]:
+    """A decision frame as {(response_id, criterion_id): SourceDecision}, for pages and the API."""
+    names = [c for c in ("verdict", "option", "value", "unresolved", "invalid", "n") if c in frame.columns]
+    columns = [frame[c].tolist() for c in ("response_id", "criterion_id", *names)]  # plain Python values, fast to zip
+    return {
+        (int(values[0]), int(values[1])): SourceDecision.from_row(dict(zip(names, values[2:])))
+        for values in zip(*columns)
+    }
+
+
+def source_decision_records(*, source, response_external_id: str | None = None,
+                            criterion_external_id: str | None = None) -> list[dict]:
+    """A source's decisions as plain records with external ids, in project order (response
+    position, then criterion position): what the researcher API lists. Restricting to one
+    response loads only that response's rows."""
+    from .frames import criterion_frame, response_frame
+
+    project = source.project
+    responses, criteria = response_frame(project=project), criterion_frame(project=project)
+    response_ids = None
+    if response_external_id is not None:
+        response_ids = [int(pk) for pk in responses.index[responses["external_id"] == response_external_id]]
+    frame = source_decisions(source=source, responses=responses, criteria=criteria, response_ids=response_ids)
+    if criterion_external_id is not None:
+        wanted = criteria.index[criteria["criterion_external_id"] == criterion_external_id]
+        frame = frame[frame["criterion_id"].isin(wanted)]
+    frame = frame.assign(
+        _r=frame["response_id"].map(responses["position"]), _c=frame["criterion_id"].map(criteria["criterion_position"]),
+    ).sort_values(["_r", "response_id", "_c", "criterion_id"], kind="stable")
+    return [
+        {"response_id": str(responses.at[row["response_id"], "external_id"]),
+         "criterion_id": str(criteria.at[row["criterion_id"], "criterion_external_id"]),
+         **SourceDecision.from_row(row).__dict__}
+        for row in frame.to_dict("records")
+    ]
 
 
 def source_raters(*, source, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
@@ -290,16 +301,12 @@ def source_raters(*, source, responses: pd.DataFrame, criteria: pd.DataFrame) ->
     Columns rater, response_id, criterion_id, verdict, option, value."""
     columns = ["rater", "response_id", "criterion_id", "verdict", "option", "value"]
     if source.kind == "cohort":
-        return label_rows(cohort=source.obj)[columns]
+        return label_rows(project=source.project, cohort=source.obj)[columns]
     if source.kind == "judge" and source.obj.backend == PANEL:
-        names = list((source.obj.settings or {}).get("members") or [])
-        members = Judge.objects.filter(project=source.project, name__in=names)
-        parts = [
-            judge_frame(judge=m, responses=responses, criteria=criteria).assign(rater=m.name) for m in members
-        ]
-        rows = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+        rows = judges_frame(judges=panel_members(judge=source.obj), responses=responses, criteria=criteria)
+        rows = rows.rename(columns={"judge": "rater"})
         return rows[~rows["unresolved"].astype(bool)][columns]
     if source.kind == "judge":
-        rows = judgment_rows(judge=source.obj, criteria=criteria)
+        rows = judge_outputs(judgment_rows(judge=source.obj, criteria=criteria))  # invalid output: a not-met vote
         return rows.rename(columns={"sample": "rater"})[columns]
     raise ValueError("gold holds one decision per item; reliability needs a cohort or a judge source")

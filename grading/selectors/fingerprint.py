@@ -1,37 +1,41 @@
-"""A cheap fingerprint of everything a project's reports read, so that cached report
+"""A cheap fingerprint of everything one project's reports read, so that cached report
 results are keyed by it and go stale by themselves when a label, judgment, adjudication,
-criterion, response or judge changes — no signals needed (bulk imports skip signals).
+criterion, response or judge of *that* project changes — and only then: work in another
+project never invalidates this one's reports. No signals are needed (bulk imports skip them).
 
 Every part is an index lookup or a small table, because the fingerprint is computed on
 each report page view and counting a million labels takes a second on PostgreSQL: the
-maxima of label and judgment ids catch inserts, the newest label-history id catches every
-edit of a label (each change appends history in the same transaction), judge-run progress
-catches judgments a run writes or redoes, the import batches catch a re-import that
-rewrote judgments in place, the newest admin log entry catches edits and deletions made
-in the Django admin, and the counts of responses and criteria catch cascading deletions.
-An ORM ``update()`` or ``delete()`` of labels or judgments outside these paths is not
-seen; no code path of evalsite does that.
+maxima of label and judgment ids catch inserts, the project's newest label-history id
+catches every edit of a label (each change appends history in the same transaction, and the
+history row carries the project), judge-run progress catches judgments a run writes or
+redoes, the import batches catch a re-import that rewrote judgments in place, the project's
+``data_changed_at`` catches edits and deletions made in the Django admin (its admin classes
+stamp it), quality control's exclusions are counted, the project's own settings are read fresh,
+and the counts of responses and
+criteria catch cascading deletions. An ORM ``update()`` or ``delete()`` of labels or
+judgments outside these paths is not seen; no code path of evalsite does that.
 """
 import hashlib
 import json
 
-from django.contrib.admin.models import LogEntry
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Max, Q, Sum
 
-from annotation.models import Criterion, ImportBatch, Label, LabelHistory, Project, Response
+from annotation.models import CaseQuality, Criterion, ImportBatch, Label, LabelHistory, Project, Response
 
 from ..models import Adjudication, Judge, JudgeRun, Judgment
 
 
 def project_fingerprint(*, project: Project) -> str:
     """sha256 (hex, 16 chars) of counts and maxima of the project's decision tables."""
-    judges = list(Judge.objects.filter(project=project).order_by("pk").values_list("pk", "name", "backend", "model", "condition", "settings"))
+    judges = list(
+        Judge.objects.filter(project=project).order_by("pk").values_list("pk", "name", "backend", "model", "condition", "settings")
+    )
     parts = [
-        project.pk, project.created_at, project.coverage_k, project.low_agreement_threshold,
+        project.pk, project.created_at,
+        list(Project.objects.filter(pk=project.pk).values_list("coverage_k", "low_agreement_threshold", "data_changed_at")),
         Label.objects.filter(project=project).aggregate(m=Max("id"))["m"],
-        LabelHistory.objects.aggregate(m=Max("id"))["m"],
+        LabelHistory.objects.filter(project=project).aggregate(m=Max("id"))["m"],
         Judgment.objects.filter(judge_id__in=[j[0] for j in judges]).aggregate(m=Max("id"))["m"] if judges else None,
-        LogEntry.objects.aggregate(m=Max("id"))["m"],
         JudgeRun.objects.filter(judge__project=project).aggregate(
             n=Count("id"), m=Max("id"), d=Sum("done_calls"), f=Max("finished_at")
         ),
@@ -39,6 +43,7 @@ def project_fingerprint(*, project: Project) -> str:
         Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
         Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        CaseQuality.objects.filter(project=project).aggregate(n=Count("id"), x=Count("id", filter=Q(excluded=True)), u=Max("updated_at")),
         judges,
     ]
     text = json.dumps(parts, default=str, sort_keys=True)

@@ -3,6 +3,7 @@ stop / resume) and the sanitized Markdown used for untrusted response text (SPEC
 from django import template
 from django.template.loader import render_to_string
 
+from annotation.access import user_may
 from annotation.markdown import markdown_render
 
 register = template.Library()
@@ -10,9 +11,14 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def project_judges(context, project):
-    from grading.judges.views import section_context
+    from grading.judges.forms import RunStartForm
+    from grading.judges.selectors import judge_section_data
 
-    return render_to_string("grading/judges/section.html", section_context(project=project), request=context.get("request"))
+    request = context.get("request")
+    if request is None or not user_may(project=project, user=request.user, action="manage"):
+        return ""  # runs and judge settings are the managers'
+    data = {**judge_section_data(project=project), "run_form": RunStartForm(project=project)}
+    return render_to_string("grading/judges/section.html", data, request=request)
 
 
 @register.filter

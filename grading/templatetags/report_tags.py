@@ -5,7 +5,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from annotation.models import Project
+from annotation.access import projects_for
 
 register = template.Library()
 
@@ -20,9 +20,13 @@ def project_reports(project):
     return format_html('<h2>Reports</h2><p class="report-links">{}</p>', links)
 
 
-@register.simple_tag
-def report_projects():
-    return list(Project.objects.order_by("slug").only("slug", "name"))
+@register.simple_tag(takes_context=True)
+def report_projects(context):
+    """The projects whose reports the requesting user may read."""
+    request = context.get("request")
+    if request is None:
+        return []
+    return list(projects_for(user=request.user, action="view").order_by("slug").only("slug", "name"))
 
 
 @register.filter

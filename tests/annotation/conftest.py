@@ -58,7 +58,9 @@ def build_study(*, slug="study", blind=True, n_cases=2, n_criteria=3, with_ordin
         for name in names:
             CohortMembership.objects.create(project=project, cohort=cohort, user=user(name), role="annotator")
         CohortMembership.objects.create(project=project, cohort=cohort, user=user(f"chk{c + 1}"), role="checker")
-    user("res", is_staff=True)
+    from tests.roles import grant
+
+    grant(user("res", is_staff=True), project)
     user("outsider")
     for cohort in cohorts:
         assignments_create(cohort=cohort)

@@ -6,12 +6,16 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from annotation.assignments import (
-    MAX_SECONDS_PER_REPORT, assignment_reassign, assignment_reopen, assignment_submit, assignment_time_add,
+    MAX_SECONDS_PER_REPORT,
+    assignment_reassign,
+    assignment_reopen,
+    assignment_submit,
+    assignment_time_add,
     assignments_create,
 )
 from annotation.models import Assignment, CohortMembership
-from annotation.services import label_record
 from annotation.selectors import criteria_for_response
+from annotation.services import label_record
 from tests.annotation.conftest import build_study, first_assignment
 
 

@@ -69,5 +69,5 @@ class LabelHistoryTests:
         tone = Criterion.objects.get(external_id="tone")
         with pytest.raises(ValidationError, match="not among the options"):
             label_save(**target, criterion=tone, option_label="superb")
-        with pytest.raises(ValidationError, match="belongs to another case"):
+        with pytest.raises(ValidationError, match="not in the rubric of this response"):
             label_save(**target, criterion=Criterion.objects.get(external_id="c1-ecg"), verdict="met")

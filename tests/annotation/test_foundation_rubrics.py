@@ -19,7 +19,8 @@ RUBRIC = [
 class RubricHashTests:
     def test_hash_is_sha256_of_canonical_json(self):
         canonical = [
-            {"criterion_id": "a", "kind": "binary", "min_evidence": 0, "options": [], "tags": [], "text": "Recommends an ECG", "weight": 2.0},
+            {"criterion_id": "a", "kind": "binary", "min_evidence": 0, "options": [], "tags": [], "text": "Recommends an ECG",
+             "weight": 2.0},
             {"criterion_id": "b", "kind": "ordinal", "min_evidence": 0,
              "options": [{"label": "bad", "na": False, "value": 0.0}, {"label": "good", "na": False, "value": 1.0}],
              "tags": [], "text": "Tone", "weight": 1.0},

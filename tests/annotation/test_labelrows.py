@@ -3,7 +3,7 @@ revision it read, so a change made elsewhere in between is reported, never overw
 the progress counter over a case's own rubric or the project-wide one."""
 import pytest
 
-from annotation import labelrows, services
+from annotation import labelrows, selectors, services
 from annotation.models import Criterion, Label, LabelHistory, Response
 from annotation.selectors import criteria_for_response
 from annotation.services import LabelConflict, label_record, label_save
@@ -95,11 +95,11 @@ def test_progress_counts_over_own_and_project_wide_rubrics(mini_project):
         rubric = {c.pk for c in criteria_for_response(response=response)}
         for annotator_id in set(Label.objects.filter(response=response).values_list("annotator_id", flat=True)):
             decided = Label.objects.filter(response=response, annotator_id=annotator_id, criterion_id__in=rubric).count()
-            assert labelrows.progress_counts(response_id=response.pk, annotator_id=annotator_id) == (decided, len(rubric))
+            assert selectors.progress_counts(response_id=response.pk, annotator_id=annotator_id) == (decided, len(rubric))
     shared_case_response = Response.objects.get(project=mini_project, external_id="r3")  # case c2: project rubric
-    assert labelrows.progress_counts(response_id=shared_case_response.pk, annotator_id=0) == (0, 2)
+    assert selectors.progress_counts(response_id=shared_case_response.pk, annotator_id=0) == (0, 2)
     own_case_response = Response.objects.get(project=mini_project, external_id="r1")  # case c1: its own 3 criteria
-    assert labelrows.progress_counts(response_id=own_case_response.pk, annotator_id=0) == (0, 3)
+    assert selectors.progress_counts(response_id=own_case_response.pk, annotator_id=0) == (0, 3)
 
 
 def test_without_a_revision_a_change_made_meanwhile_is_built_upon_not_refused(study, monkeypatch):

@@ -44,11 +44,13 @@ def _annotator_requests(a, c):
 
 
 def _checker_requests(a, c):
+    item = f"/review/items/{a.response_id}/"
     return [
+        ("get", item, {}, {}),
         ("get", f"/review/assignments/{a.pk}/", {}, {}),
-        ("post", f"/review/assignments/{a.pk}/criteria/{c.pk}/", {"action": "confirm"}, HTMX),
-        ("post", f"/review/assignments/{a.pk}/criteria/{c.pk}/", {"action": "override", "choice": "verdict:met", "note": "x"}, {}),
-        ("post", f"/review/assignments/{a.pk}/complete/", {}, {}),
+        ("post", f"{item}criteria/{c.pk}/", {"action": "confirm"}, HTMX),
+        ("post", f"{item}criteria/{c.pk}/", {"choice": "verdict:met", "note": "x"}, {}),
+        ("post", f"{item}complete/", {}, {}),
         ("post", f"/review/assignments/{a.pk}/reopen/", {}, {}),
     ]
 
@@ -111,8 +113,9 @@ def test_only_the_cohorts_checker_reviews(shared, login_client, username):
 def test_review_queue_is_the_checkers_own_cohort_only(shared, login_client):
     study, mine, criteria = shared
     _submit(login_client("a1"), mine, criteria)
-    assert f"/review/assignments/{mine.pk}/" in login_client("chk1").get("/review/shared/").content.decode()
-    assert f"/review/assignments/{mine.pk}/" not in login_client("chk2").get("/review/shared/").content.decode()
+    item = f"/review/items/{mine.response_id}/"
+    assert item in login_client("chk1").get("/review/shared/").content.decode()
+    assert item not in login_client("chk2").get("/review/shared/").content.decode()
     for username in ("a1", "b1", "outsider"):
         assert login_client(username).get("/review/shared/").status_code == 404
 
@@ -120,14 +123,18 @@ def test_review_queue_is_the_checkers_own_cohort_only(shared, login_client):
 def test_checker_sees_only_their_cohorts_labels(shared, login_client):
     study, mine, criteria = shared
     _submit(login_client("a1"), mine, criteria)
-    html = login_client("chk1").get(f"/review/assignments/{mine.pk}/").content.decode()
-    assert "SECRET-b1-RATIONALE" not in html and "SECRET-a2-RATIONALE" not in html
+    html = login_client("chk1").get(f"/review/items/{mine.response_id}/").content.decode()
+    # both annotators of the checker's own cohort side by side; never the other cohort's
+    assert "SECRET-a2-RATIONALE" in html and ">a1<" in html
+    assert "SECRET-b1-RATIONALE" not in html
     for model in MODELS:
         assert model not in html
 
 
 @pytest.mark.parametrize("url", ["/projects/shared/assignments/"])
-def test_researcher_pages_are_staff_only(shared, login_client, client, url):
+def test_researcher_pages_are_the_managers(shared, login_client, client, url):
+    """Cohort members and outsiders have no role in the project: 404 for its manager pages (the
+    project's existence is not revealed), and nothing changes."""
     study, mine, _ = shared
     posts = [
         ("/projects/shared/assignments/assign/", {"cohort": study.cohorts[0].pk, "overlap": 1, "method": "round_robin"}),
@@ -137,11 +144,12 @@ def test_researcher_pages_are_staff_only(shared, login_client, client, url):
     count = Assignment.objects.count()
     for username in ("a1", "chk1", "outsider"):
         c = login_client(username)
-        assert c.get(url).status_code == 403
+        assert c.get(url).status_code == 404
         for post_url, data in posts:
-            assert c.post(post_url, data).status_code == 403
+            assert c.post(post_url, data).status_code == 404
     client.logout()
-    assert client.get(url).status_code == 302
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
     assert Assignment.objects.count() == count and Assignment.objects.get(pk=mine.pk).annotator.username == "a1"
     assert login_client("res").get(url).status_code == 200
 

@@ -147,19 +147,22 @@ def test_checker_review_override_and_complete(study, client, login_client):
     a = _submitted(login_client("a1"))
     checker = login_client("chk1")
     queue = checker.get("/review/study/").content.decode()
-    assert f"/review/assignments/{a.pk}/" in queue
-    page = checker.get(f"/review/assignments/{a.pk}/").content.decode()
+    item = f"/review/items/{a.response_id}/"
+    assert item in queue and "response 1" in queue and ">a1<" in queue
+    assert checker.get(f"/review/assignments/{a.pk}/")["Location"] == item  # old per-assignment links still work
+    page = checker.get(item).content.decode()
     criteria = criteria_for_response(response=a.response)
-    assert f"RATIONALE-a1-{criteria[0].pk}" in page and "0 / 4 reviewed" in page
+    assert f"RATIONALE-a1-{criteria[0].pk}" in page and "0 / 4 decided by you" in page and "0 disagreements" in page
     for model in MODELS:
         assert model not in page
-    html = checker.post(f"/review/assignments/{a.pk}/criteria/{criteria[0].pk}/",
-                        {"action": "override", "choice": "verdict:not_met", "note": "not really"}, **HTMX).content.decode()
-    assert "Cohort label (checker chk1)" in html and "Not met" in html and "1 / 4 reviewed" in html
-    html = checker.post(f"/review/assignments/{a.pk}/criteria/{criteria[1].pk}/",
-                        {"action": "override", "choice": "verdict:not_met"}, **HTMX).content.decode()
+    html = checker.post(f"{item}criteria/{criteria[0].pk}/",
+                        {"choice": "verdict:not_met", "note": "not really"}, **HTMX).content.decode()
+    assert "Cohort decision (checker chk1)" in html and "not met" in html and "1 / 4 decided by you" in html
+    html = checker.post(f"{item}criteria/{criteria[1].pk}/", {"choice": "verdict:not_met"}, **HTMX).content.decode()
     assert "needs a note" in html
-    response = checker.post(f"/review/assignments/{a.pk}/complete/")
+    html = checker.post(f"{item}criteria/{criteria[1].pk}/", {"action": "confirm"}, **HTMX).content.decode()
+    assert "2 / 4 decided by you" in html
+    response = checker.post(f"{item}complete/")
     assert response.status_code == 302
     a.refresh_from_db()
     assert a.status == "checked"
@@ -232,12 +235,14 @@ def test_checker_override_with_an_option_and_a_bad_choice(study, login_client):
     a = _submitted(login_client("a1"))
     checker = login_client("chk1")
     ordinal = criteria_for_response(response=a.response)[-1]
-    url = f"/review/assignments/{a.pk}/criteria/{ordinal.pk}/"
-    html = checker.post(url, {"action": "override", "choice": "banana", "note": "n"}, **HTMX).content.decode()
+    url = f"/review/items/{a.response_id}/criteria/{ordinal.pk}/"
+    html = checker.post(url, {"choice": "banana", "note": "n"}, **HTMX).content.decode()
     assert "choose one of the offered decisions" in html
-    html = checker.post(url, {"action": "override", "choice": "option:excellent", "note": "n"}, **HTMX).content.decode()
+    html = checker.post(url, {"choice": ""}, **HTMX).content.decode()
+    assert "choose a decision, or confirm the shared one" in html
+    html = checker.post(url, {"choice": "option:excellent", "note": "n"}, **HTMX).content.decode()
     assert "not among the options" in html
-    checker.post(url, {"action": "override", "choice": "option:good", "note": "warmer than ok"}, **HTMX)
+    checker.post(url, {"choice": "option:good", "note": "warmer than ok"}, **HTMX)
     label = Label.objects.get(criterion=ordinal, role="checker")
     assert (label.option_label, label.value, label.rationale) == ("good", 1.0, "warmer than ok")
 
@@ -262,7 +267,7 @@ def test_list_pages_have_bounded_query_counts(db, login_client, django_assert_ma
     client = login_client("chk1")
     with django_assert_max_num_queries(8):
         html = client.get("/review/lists/").content.decode()
-    assert html.count("/review/assignments/") == 16
+    assert html.count("/review/items/") == 16
     client = login_client("res")
     with django_assert_max_num_queries(14):
         html = client.get("/projects/lists/assignments/").content.decode()

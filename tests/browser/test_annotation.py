@@ -86,7 +86,7 @@ def test_label_with_the_mouse_attach_evidence_reload_and_submit(page, login, wor
     assert page.url != url  # on to the next item
 
     first = Assignment.objects.get(annotator__username="a1", status="submitted")
-    labels = {l.criterion.position: l for l in Label.objects.filter(assignment=first).select_related("criterion")}
+    labels = {row.criterion.position: row for row in Label.objects.filter(assignment=first).select_related("criterion")}
     assert [labels[i].verdict or labels[i].option_label for i in range(5)] == ["met", "not_met", "cannot_assess", "met", "good"]
     assert labels[0].evidence == ["An ECG is needed"] and labels[1].rationale == "No mention of it"
 
@@ -120,7 +120,7 @@ def test_label_with_the_keyboard_only(page, login, workspace):
     expect(page.locator(".messages")).to_contain_text("Submitted")
 
     done = Assignment.objects.get(annotator__username="a1", status="submitted")
-    labels = {l.criterion.position: l for l in Label.objects.filter(assignment=done).select_related("criterion")}
+    labels = {row.criterion.position: row for row in Label.objects.filter(assignment=done).select_related("criterion")}
     assert [labels[i].verdict or labels[i].option_label for i in range(5)] == ["met", "not_met", "cannot_assess", "met", "ok"]
     assert labels[3].rationale == "Typed without a mouse"
 

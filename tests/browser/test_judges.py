@@ -2,16 +2,17 @@
 finish (htmx swap of the runs table), then opens the side-by-side page of a response."""
 from django.contrib.auth import get_user_model
 
-from annotation.models import Response
+from annotation.models import Project, Response
 from grading.bundles import bundle_import
 from grading.models import Judge
 from tests.bundles import write_bundle
+from tests.roles import grant
 
 
 def test_judge_section_runs_a_baseline_and_side_by_side_shows_it(page, login, transactional_db, tmp_path):
     bundle_import(path=write_bundle(tmp_path / "bundle"))
     Judge.objects.create(project_id=Response.objects.get(external_id="r1").project_id, name="lexical", backend=Judge.BASELINE)
-    get_user_model().objects.create_user(username="res", password="pw-12345", is_staff=True)
+    grant(get_user_model().objects.create_user(username="res", password="pw-12345"), Project.objects.get(slug="mini"))
     login("res", "pw-12345")
 
     page.goto("/projects/mini/")

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from grading.models import Judge
 from tests.grading.reports.conftest import add_judgments
+from tests.roles import grant
 
 
 @pytest.fixture
@@ -12,7 +13,7 @@ def researcher(transactional_db, mini_project):
     from django.core.cache import cache
 
     cache.clear()  # the local-memory cache outlives the database of earlier tests
-    get_user_model().objects.create_user(username="researcher", password="pw-12345", is_staff=True)
+    grant(get_user_model().objects.create_user(username="researcher", password="pw-12345"), mini_project, "manager")
     judge = Judge.objects.create(project=mini_project, name="judge-b", backend="replay", model="model-a", condition="anonymized")
     add_judgments(judge, [
         ("r1", "c1-ecg", 0, "met", None, None, True), ("r1", "c1-call", 0, "met", None, None, True),

@@ -33,10 +33,10 @@ def test_rubric_and_labels(tmp_path):
     na = [o["label"] for c in project["rubric"] for o in c["options"] if o["na"]]
     assert na == ["N/A - question doesn't require recommendations"]
     labels = list(iter_jsonl(tmp_path / "c" / "labels.jsonl"))
-    binary = collections.Counter(l["verdict"] for l in labels if l["criterion_id"] == "factual_accuracy")
+    binary = collections.Counter(row["verdict"] for row in labels if row["criterion_id"] == "factual_accuracy")
     assert binary == {"met": 72, "not_met": 28}
-    assert all("option" in l for l in labels if l["criterion_id"] != "factual_accuracy")
-    assert sum(1 for l in labels if l.get("option", "").startswith("N/A")) == 9
+    assert all("option" in row for row in labels if row["criterion_id"] != "factual_accuracy")
+    assert sum(1 for row in labels if row.get("option", "").startswith("N/A")) == 9
 
 
 def test_cases_hold_system_and_user_turns(tmp_path):
@@ -57,5 +57,5 @@ def test_null_ground_truth_is_skipped(tmp_path):
     (tmp_path / "src.json").write_text(json.dumps(source), encoding="utf-8")
     counts = convert_charm100(tmp_path / "c", source=tmp_path / "src.json")
     assert counts["labels"] == 599
-    verdicts = [l["verdict"] for l in iter_jsonl(tmp_path / "c" / "labels.jsonl") if "verdict" in l]
+    verdicts = [row["verdict"] for row in iter_jsonl(tmp_path / "c" / "labels.jsonl") if "verdict" in row]
     assert verdicts.count("cannot_assess") == 1

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Assignment, Label, Project
+from annotation.models import Assignment, Label, Project, ProjectRole
 from grading.models import JudgeRun, Judgment
 
 
@@ -17,11 +17,19 @@ def test_load_demo_twice(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["url"] == "http://127.0.0.1:9000/"
     roles = {(u["username"], u["role"], u["cohort"]) for u in out["users"]}
-    assert {("researcher", "researcher", None), ("adjudicator", "adjudicator", None), ("g1-ann1", "annotator", "group-1"),
-            ("g2-ann1", "annotator", "group-2"), ("g1-check", "checker", "group-1"), ("g2-check", "checker", "group-2")} <= roles
+    assert {("researcher", "superuser", None), ("adjudicator", "adjudicator", None), ("viewer", "viewer", None),
+            ("g1-ann1", "annotator", "group-1"), ("g2-ann1", "annotator", "group-2"), ("g1-check", "checker", "group-1"),
+            ("g2-check", "checker", "group-2")} <= roles
     for user in out["users"]:
         assert authenticate(username=user["username"], password=user["password"]) is not None
     assert set(Project.objects.values_list("slug", flat=True)) == {"clinical-demo", "clinical-workspace", "charm-100", "devai"}
+    # The adjudicator is an adjudicator of every demo project and no staff account (issue 10).
+    from django.contrib.auth import get_user_model
+
+    adjudicator = get_user_model().objects.get(username="adjudicator")
+    assert not adjudicator.is_staff and set(ProjectRole.objects.filter(user=adjudicator).values_list("role", flat=True)) == {
+        "adjudicator"}
+    assert ProjectRole.objects.filter(user=adjudicator).count() == 4
     demo = Project.objects.get(slug="clinical-demo")
     run = JudgeRun.objects.get(judge__project=demo, judge__backend="baseline")
     assert run.status == JudgeRun.FINISHED and run.done_calls == run.total_calls > 0

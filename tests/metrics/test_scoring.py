@@ -8,6 +8,8 @@ import pytest
 
 from grading.metrics import (
     CriterionOutcome as C,
+)
+from grading.metrics import (
     LengthPenalty,
     MetricError,
     score_response,

@@ -4,7 +4,7 @@ human-LLM bias matrix (SPEC §3, §5)."""
 from evalsite.cli import JsonCommand
 from grading.reports.services import bias_report
 
-KEYS = ("judges", "targets", "scores", "bias", "self_bias")
+KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases")
 
 
 class Command(JsonCommand):

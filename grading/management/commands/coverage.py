@@ -3,7 +3,7 @@ and CACS@k (percent) overall, per model and per stratum (SPEC §5)."""
 from evalsite.cli import JsonCommand
 from grading.reports.services import coverage_report
 
-KEYS = ("k", "overall", "by_model", "by_stratum")
+KEYS = ("k", "overall", "by_model", "by_stratum", "n_excluded_cases")
 
 
 class Command(JsonCommand):

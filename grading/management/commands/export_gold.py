@@ -16,7 +16,8 @@ class Command(JsonCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             fail(f"unknown project {options['project']!r}")
-        return gold_export(project=project, out_dir=options["out"])
+        result = gold_export(project=project, out_dir=options["out"])
+        return {"files": result["files"], "counts": result["counts"]}  # SPEC §5; the manifest has the rest
 
     def render(self, result: dict) -> str:
         lines = [f"{name}: {result['counts'].get(name, '-')} lines, sha256 {digest}" for name, digest in sorted(result["files"].items())]

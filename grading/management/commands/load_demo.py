@@ -14,11 +14,10 @@ import tempfile
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import transaction
 
 from annotation.assignments import assignments_create
-from annotation.models import Cohort, CohortMembership, Project
+from annotation.models import Cohort, CohortMembership, Project, ProjectRole
 from demo.charm100 import convert_charm100
 from demo.clinical import DEFAULT_COHORTS, generate_clinical
 from demo.devai import convert_devai
@@ -102,14 +101,19 @@ def _demo_users(password: str) -> list[dict]:
     rows = []
     researcher, _ = User.objects.get_or_create(username="researcher")
     researcher.is_staff = researcher.is_superuser = True
-    adjudicator, _ = User.objects.get_or_create(username="adjudicator")
-    adjudicator.is_staff = True
-    adjudicator.save()
-    adjudicator.groups.add(Group.objects.get_or_create(name="adjudicators")[0])
-    for user, role in ((researcher, "researcher"), (adjudicator, "adjudicator")):
+    researcher.set_password(password)
+    researcher.save()
+    rows.append({"username": "researcher", "password": password, "role": "superuser", "cohort": None, "project": None})
+    # The demo's adjudicator is an adjudicator of every demo project and nothing more: no staff flag,
+    # no runs, no assignments, no imports (issue 10). The viewer reads reports only.
+    for name, role in (("adjudicator", ProjectRole.ADJUDICATOR), ("viewer", ProjectRole.VIEWER)):
+        user, _ = User.objects.get_or_create(username=name)
+        user.is_staff = user.is_superuser = False
         user.set_password(password)
         user.save()
-        rows.append({"username": user.username, "password": password, "role": role, "cohort": None, "project": None})
+        for project in Project.objects.order_by("slug"):
+            ProjectRole.objects.update_or_create(project=project, user=user, defaults={"role": role})
+        rows.append({"username": name, "password": password, "role": role, "cohort": None, "project": "every demo project"})
     memberships = CohortMembership.objects.filter(project__slug=WORKSPACE).select_related("user", "cohort", "project")
     for m in memberships.order_by("cohort__name", "-role", "user__username"):
         m.user.set_password(password)

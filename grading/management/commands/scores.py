@@ -16,4 +16,4 @@ class Command(JsonCommand):
 
     def run(self, **options) -> dict:
         result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"])
-        return {"responses": result["responses"], "by_model": result["by_model"]}
+        return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases")}

@@ -62,7 +62,7 @@ class ImportErrorTests:
 
     def test_verdict_on_ordinal_is_wrong_kind(self, tmp_path):
         parts = bundle_parts()
-        line = next(i for i, l in enumerate(parts["labels"]) if l["criterion_id"] == "tone")
+        line = next(i for i, row in enumerate(parts["labels"]) if row["criterion_id"] == "tone")
         parts["labels"][line] = {**parts["labels"][line], "verdict": "met"}
         parts["labels"][line].pop("option")
         assert_rejected(
@@ -77,7 +77,7 @@ class ImportErrorTests:
 
     def test_option_label_not_among_options(self, tmp_path):
         parts = bundle_parts()
-        line = next(i for i, l in enumerate(parts["labels"]) if l["criterion_id"] == "tone")
+        line = next(i for i, row in enumerate(parts["labels"]) if row["criterion_id"] == "tone")
         parts["labels"][line]["option"] = "excellent"
         assert_rejected(
             tmp_path, parts,
@@ -91,7 +91,7 @@ class ImportErrorTests:
 
     def test_value_on_nominal_is_refused(self, tmp_path):
         parts = bundle_parts()
-        line = next(i for i, l in enumerate(parts["labels"]) if l["criterion_id"] == "length")
+        line = next(i for i, row in enumerate(parts["labels"]) if row["criterion_id"] == "length")
         parts["labels"][line].pop("option")
         parts["labels"][line]["value"] = 1
         assert_rejected(tmp_path, parts, match=f"labels.jsonl line {line + 1}: value given for a nominal criterion (use option)")
@@ -136,7 +136,7 @@ class ImportErrorTests:
 
     def test_malformed_json_line(self, tmp_path):
         parts = bundle_parts()
-        text = "".join(json.dumps(l) + "\n" for l in parts["labels"][:4]) + '{"response_id": "r1",\n'
+        text = "".join(json.dumps(row) + "\n" for row in parts["labels"][:4]) + '{"response_id": "r1",\n'
         before = counts()
         with pytest.raises(BundleError) as info:
             bundle_import(path=write_bundle(tmp_path / "bad", parts, raw={"labels.jsonl": text}))

@@ -1,8 +1,8 @@
 """Idempotent re-import, export → import → export byte for byte, manifest hashes, zip input,
 and the gold provenance written at export."""
 import hashlib
-import os
 import json
+import os
 import zipfile
 
 import pytest
@@ -68,7 +68,7 @@ class RoundTripTests:
         out = tmp_path / "out"
         result = gold_export(project=mini_project, out_dir=out)
         manifest = json.loads((out / "manifest.json").read_text())
-        assert manifest["format_version"] == 1
+        assert manifest["format_version"] == 2
         assert set(manifest["files"]) == {p.name for p in out.iterdir()} - {"manifest.json"}
         for name, digest in manifest["files"].items():
             assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
@@ -77,6 +77,8 @@ class RoundTripTests:
         assert manifest["counts"]["gold.jsonl"] == 11
         assert manifest["rubric_versions"]["project"] == mini_project.rubric_versions.get(case=None).content_hash
         assert set(manifest["rubric_versions"]["cases"]) == {"c1"}
+        assert manifest["provenance"] == {"agreed": 10, "adjudicated": 0, "single-cohort": 0, "unresolved": 1}
+        assert manifest["counts"]["adjudications.jsonl"] == 0 and manifest["counts"]["gold.csv"] == 12  # header + 11
 
     def test_gold_provenance_and_slices(self, tmp_path, mini_project):
         out = tmp_path / "out"

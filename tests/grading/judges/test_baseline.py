@@ -32,7 +32,8 @@ def test_negated_mentions_do_not_count():
 
 
 def test_ordinal_maps_coverage_and_nominal_cannot_be_assessed():
-    scale = [{"label": "poor", "value": 0}, {"label": "ok", "value": 0.5}, {"label": "good", "value": 1}, {"label": "n/a", "value": 0, "na": True}]
+    scale = [{"label": "poor", "value": 0}, {"label": "ok", "value": 0.5}, {"label": "good", "value": 1},
+             {"label": "n/a", "value": 0, "na": True}]
     full = judge("Warm tone", "A warm tone throughout.", kind="ordinal", options=scale)
     assert (full.option_label, full.value) == ("good", 1.0)
     none = judge("Warm tone", "Nothing relevant.", kind="ordinal", options=scale)
@@ -44,9 +45,10 @@ def test_baseline_run_is_offline_deterministic_and_labelled(mini_project, run_ju
     baseline = Judge.objects.create(project=mini_project, name="lexical", backend=Judge.BASELINE)
     first, summary = run_judge(baseline)
     assert (first.status, first.done_calls, first.calls_made, first.cost_usd, first.invalid_count) == ("finished", 11, 0, 0, 0)
-    rows = {(r, c): v for r, c, v in Judgment.objects.filter(run=first).values_list("response__external_id", "criterion__external_id", "verdict")}
+    keys = ("response__external_id", "criterion__external_id", "verdict")
+    rows = {(r, c): v for r, c, v in Judgment.objects.filter(run=first).values_list(*keys)}
     assert rows[("r1", "c1-ecg")] == "met" and rows[("r2", "c1-ecg")] == "not_met" and rows[("r2", "c1-abx")] == "met"
     assert rows[("r1", "c1-call")] == "met"  # min_evidence 1 is satisfied by its verbatim quote
     second, _ = run_judge(baseline)
-    again = {(r, c): v for r, c, v in Judgment.objects.filter(run=second).values_list("response__external_id", "criterion__external_id", "verdict")}
+    again = {(r, c): v for r, c, v in Judgment.objects.filter(run=second).values_list(*keys)}
     assert again == rows

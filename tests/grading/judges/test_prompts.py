@@ -23,7 +23,8 @@ def test_attributed_prompts_name_the_source_model_and_anonymized_ones_never_do(m
     att = [b for b in chat_server.requests if b["model"] == "judge-att"]
     anon = [b for b in chat_server.requests if b["model"] == "judge-anon"]
     assert len(att) == len(anon) == 11
-    authors = lambda bodies: Counter(re.search(r'<answer author="([^"]*)">', user_text(b)).group(1) for b in bodies)
+    def authors(bodies):
+        return Counter(re.search(r'<answer author="([^"]*)">', user_text(b)).group(1) for b in bodies)
     assert authors(att) == {"model-a": 5, "model-b": 3, "physician": 3}
     # stable aliases by first appearance of each source model in the project
     assert authors(anon) == {"Expert 1": 5, "Expert 2": 3, "Expert 3": 3}
@@ -31,7 +32,8 @@ def test_attributed_prompts_name_the_source_model_and_anonymized_ones_never_do(m
         messages = json.dumps(body["messages"])
         assert "model-a" not in messages and "model-b" not in messages and 'author=\\"physician' not in messages
     # the model name is the only difference between the two conditions
-    by_answer = lambda bodies: sorted(re.sub(r'<answer author="[^"]*">', "", user_text(b)) for b in bodies)
+    def by_answer(bodies):
+        return sorted(re.sub(r'<answer author="[^"]*">', "", user_text(b)) for b in bodies)
     assert by_answer(att) == by_answer(anon)
 
 
@@ -41,7 +43,8 @@ def test_aliases_are_stable_when_models_are_added():
 
 
 def test_few_shot_sampling_is_balanced_seeded_and_excludes_the_judged_item():
-    pool = [(r, "met", None) for r in range(1, 9)] + [(9, "not_met", None), (10, "not_met", None), (11, "cannot_assess", None)]
+    pool = [(r, "met", None, None) for r in range(1, 9)] + [(9, "not_met", None, None), (10, "not_met", None, None),
+                                                            (11, "cannot_assess", None, None)]
     texts = {r: f"answer {r}" for r in range(1, 12)}
     picked = fewshot_examples(pool=pool, texts=texts, exclude_response=9, k=6, seed="s")
     assert Counter(e.verdict for e in picked) == {"met": 4, "not_met": 1, "cannot_assess": 1}
@@ -123,3 +126,24 @@ def test_a_custom_template_version_is_used_and_edits_make_new_versions(make_judg
     assert body["messages"] == [{"role": "user", "content": "Item: Recommends an ECG\nAnswer by Expert 1: "
                                  "Call emergency services now. An ECG is needed.\nJSON!"}]
     assert run.done_calls == 1
+
+
+def test_few_shot_pool_is_the_cohort_rule_with_ordinal_values_kept(mini_project):
+    """The pool holds the cohort's decisions (checker first, majority, ties out), including an
+    ordinal decision given as a value, which used to be dropped."""
+    from annotation.models import Cohort, Criterion, Label, Response
+    from annotation.services import label_save
+    from grading.judges.plan import fewshot_pool
+    from grading.judges.prompts import Example, examples_block
+
+    tone, r3 = Criterion.objects.get(external_id="tone"), Response.objects.get(external_id="r3")
+    cohort = Cohort.objects.get(project=mini_project, name="group-1")
+    for label in Label.objects.filter(response=r3, criterion=tone, cohort=cohort).select_related("annotator"):
+        label_save(response=r3, criterion=tone, cohort=cohort, annotator=label.annotator, changed_by=None, value=0.75)
+    pool, texts = fewshot_pool(project=mini_project, cohort_name="group-1")
+    assert (r3.pk, None, None, 0.75) in pool[tone.pk] and texts[r3.pk].startswith("Give fluids")
+    abx = Criterion.objects.get(external_id="c1-abx")
+    r1 = Response.objects.get(external_id="r1")
+    assert (r1.pk, "not_met", None, None) in pool[abx.pk]  # the checker's decision, not the annotators'
+    block = examples_block(examples=[Example(response_text="x", value=0.75)], kind="ordinal")
+    assert '"value": 0.75' in block

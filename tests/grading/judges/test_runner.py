@@ -231,7 +231,8 @@ def test_crashed_run_resumes_without_duplicates(make_judge, chat_server, monkeyp
         judge_run_execute(run=run, on_flush=crash)
     run.refresh_from_db()
     assert run.status == "failed" and "worker lost" in run.error
-    written = {json.dumps(j.response.text) + j.criterion.text for j in Judgment.objects.filter(run=run).select_related("response", "criterion")}
+    judgments = Judgment.objects.filter(run=run).select_related("response", "criterion")
+    written = {json.dumps(j.response.text) + j.criterion.text for j in judgments}
     assert 0 < len(written) < ITEMS
     before = len(chat_server.requests)
 

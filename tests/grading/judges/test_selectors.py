@@ -21,14 +21,14 @@ def test_samples_are_aggregated_per_criterion_and_panels_vote(make_judge, run_ju
     Judge.objects.create(project=mini_project, name="pair", backend=Judge.PANEL,
                          settings={"members": ["llm", "judge-a"], "vote": "unanimous"})
     r1 = side_by_side(response=Response.objects.get(external_id="r1"))
-    cells = {(c.external_id, col.key): cell for c, row in r1.rows() for col, cell in zip(r1.columns, row)}
+    cells = {(c.external_id, col.key): cell for c, row in r1.rows() for col, cell in row}
     ecg = cells[("c1-ecg", "judge:llm")]
     assert (ecg.decision, ecg.detail, ecg.invalid) == ("met", "2 of 3 samples; 1 invalid", 1)
     assert cells[("c1-call", "judge:llm")].decision == "not met"
     assert cells[("c1-ecg", "judge:pair")].decision == "met"  # llm met, judge-a met: unanimous
     assert cells[("c1-call", "judge:pair")].decision == "not met"  # judge-a did not judge it: llm alone
     r3 = side_by_side(response=Response.objects.get(external_id="r3"))
-    cells = {(c.external_id, col.key): cell for c, row in r3.rows() for col, cell in zip(r3.columns, row)}
+    cells = {(c.external_id, col.key): cell for c, row in r3.rows() for col, cell in row}
     assert (cells[("tone", "judge:llm")].decision, cells[("tone", "judge:llm")].detail) == ("0.5", "mean of 3 samples")
     assert cells[("length", "judge:llm")].decision == "right"
     assert cells[("tone", "cohort:group-1")].decision == "good"

@@ -3,7 +3,12 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from grading.judges.services import (
-    judge_cross_evaluation_create, judge_panel_create, judge_run_create, judge_run_resume, judge_run_stop, judge_save,
+    judge_cross_evaluation_create,
+    judge_panel_create,
+    judge_run_create,
+    judge_run_resume,
+    judge_run_stop,
+    judge_save,
 )
 from grading.judges.settings import SettingsError, judge_settings_parse
 from grading.models import Judge, JudgeRun
@@ -112,7 +117,7 @@ def test_a_running_run_without_heartbeat_is_stale_and_resumable(mini_project):
 
     from django.utils import timezone
 
-    from grading.judges.services import judge_run_resumable, judge_run_stale
+    from grading.judges.selectors import judge_run_resumable, judge_run_stale
 
     judge = Judge.objects.create(project=mini_project, name="b", backend=Judge.BASELINE)
     alive = JudgeRun.objects.create(judge=judge, status=JudgeRun.RUNNING, heartbeat_at=timezone.now())

@@ -6,11 +6,13 @@ from django.urls import reverse
 
 from annotation.models import Response
 from grading.models import Judge, JudgeRun
+from tests.roles import grant
 
 
 @pytest.fixture
 def staff(client, mini_project):
     user = get_user_model().objects.create_user(username="researcher", password="pw", is_staff=True)
+    grant(user, mini_project)
     client.force_login(user)
     return client
 
@@ -129,12 +131,18 @@ def test_side_by_side_shows_every_source_per_criterion(staff, mini_project, base
     assert "offline baseline" in html
 
 
-def test_side_by_side_is_for_researchers_only(client, mini_project):
+def test_side_by_side_is_for_the_projects_adjudicators_and_managers(client, mini_project):
     r1 = Response.objects.get(external_id="r1")
     url = reverse("response-side-by-side", args=[r1.pk])
-    assert client.get(url).status_code == 302  # to the login page
-    client.force_login(get_user_model().objects.create_user(username="doc", password="pw"))
-    assert client.get(url).status_code == 403
+    response = client.get(url)
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")  # the site's login
+    doc = get_user_model().objects.create_user(username="doc", password="pw", is_staff=True)
+    client.force_login(doc)
+    assert client.get(url).status_code == 404  # no role in the project: it is not even there
+    grant(doc, mini_project, "viewer")
+    assert client.get(url).status_code == 403  # reports only
+    grant(doc, mini_project, "adjudicator")
+    assert client.get(url).status_code == 200
 
 
 def test_side_by_side_sanitizes_response_markdown(staff, mini_project):

@@ -80,7 +80,8 @@ def test_result_is_cached_until_a_label_changes(mini_project, monkeypatch):
 def test_result_is_recomputed_when_a_judgment_is_added(mini_project):
     before = coverage_report(project="mini", source="judge:judge-a")
     judgment = Judgment.objects.get(response__external_id="r1", criterion__external_id="c1-ecg")
-    Judgment.objects.create(judge=judgment.judge, response=judgment.response, criterion=judgment.criterion.__class__.objects.get(external_id="c1-call"),
+    Judgment.objects.create(judge=judgment.judge, response=judgment.response,
+                            criterion=judgment.criterion.__class__.objects.get(external_id="c1-call"),
                             rubric_version=judgment.rubric_version, sample=0, condition=judgment.condition, verdict="met")
     after = coverage_report(project="mini", source="judge:judge-a")
     assert before["by_model"]["model-a"]["rubric_accuracy"] == pytest.approx(100 / 3)

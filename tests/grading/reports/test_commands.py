@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-
 AGREEMENT_KEYS = {
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
     "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
-    "case_level", "ordinal",
+    "case_level", "ordinal", "n_excluded_cases",
 }
 
 
@@ -89,10 +88,11 @@ def test_agreement_cannot_assess_strategies(mini_project):
 
 def test_reliability_inside_a_cohort(mini_project):
     assert run("reliability", "--project", "mini", "--source", "cohort:group-1") == {
-        "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal",
+        "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal", "n_excluded_cases": 0,
     }
     single = run("reliability", "--project", "mini", "--source", "cohort:group-2")
-    assert single == {"krippendorff_alpha": None, "n_units": 0, "n_raters": 1, "level": "nominal"}
+    assert single == {"krippendorff_alpha": None, "n_units": 0, "n_raters": 1, "level": "nominal",
+                      "n_excluded_cases": 0}
 
 
 def test_reliability_matches_the_library_after_a_disagreement(mini_project):
@@ -110,12 +110,13 @@ def test_reliability_matches_the_library_after_a_disagreement(mini_project):
     ann2 = [1, 1, 0, 0, 1, 1, 1, 1, 0, 1]
     chk1 = [np.nan, np.nan, 0] + [np.nan] * 7
     expected = krippendorff.alpha(reliability_data=[ann1, ann2, chk1], level_of_measurement="interval")
-    assert result == {"krippendorff_alpha": pytest.approx(expected), "n_units": 10, "n_raters": 3, "level": "interval"}
+    assert result == {"krippendorff_alpha": pytest.approx(expected), "n_units": 10, "n_raters": 3, "level": "interval",
+                      "n_excluded_cases": 0}
 
 
 def test_coverage_by_hand(mini_project):
     result = run("coverage", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"k", "overall", "by_model", "by_stratum"}
+    assert set(result) == {"k", "overall", "by_model", "by_stratum", "n_excluded_cases"}
     # k = 2 (project); r1 hits 2 of 3, r2 hits 1 of 3 (the penalty item counts as a criterion); r3 has no binary criteria
     assert result["k"] == 2
     assert result["by_model"] == {
@@ -132,12 +133,13 @@ def test_coverage_by_hand(mini_project):
 
 
 def test_calibrate_k_from_the_physician_answer(mini_project):
-    assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {"k": 2, "mean_hits": 2.0, "n_responses": 1}
+    assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {"k": 2, "mean_hits": 2.0, "n_responses": 1,
+                                                                                              "n_excluded_cases": 0}
 
 
 def test_scores_weighted_by_hand(mini_project):
     result = run("scores", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"responses", "by_model"}
+    assert set(result) == {"responses", "by_model", "n_excluded_cases"}
     # r1: 2 + 3 met, penalty not met -> 5/5; r2: only the penalty (-2) met -> clamp(-2/5) = 0; r3: 1 + 1 of 2
     assert result["responses"] == {"r1": 1.0, "r2": 0.0, "r3": 1.0, "r4": 1.0}
     assert result["by_model"] == {"model-a": {"mean_score": 1.0, "n": 2}, "model-b": {"mean_score": 0.0, "n": 1},
@@ -153,7 +155,8 @@ def test_scores_of_a_judge_with_invalid_output(mini_project, strategy, r3):
 
 def test_bias_matrix_by_hand(mini_project, second_judge):
     result = run("bias_matrix", "--project", "mini", "--condition", "anonymized", "--reference", "cohort:group-1")
-    assert set(result) == {"judges", "targets", "scores", "bias", "self_bias", "human_bias", "mean_human_bias"}
+    assert set(result) == {"judges", "targets", "scores", "bias", "self_bias", "human_bias", "mean_human_bias",
+                           "n_excluded_cases"}
     assert result["judges"] == ["judge-a", "judge-b"] and result["targets"] == ["model-a", "model-b"]
     # judge-a: model-a (1 + 0 + 0 + 0.75) / 4 (length has no value), model-b 0; judge-b: 2/3, 1/3
     assert result["scores"] == [[0.4375, 0.0], [pytest.approx(2 / 3), pytest.approx(1 / 3)]]
@@ -166,13 +169,14 @@ def test_bias_matrix_by_hand(mini_project, second_judge):
     assert result["human_bias"] == [[pytest.approx(x, abs=1e-12) for x in row] for row in hum]
     assert result["mean_human_bias"] == pytest.approx(sum(map(sum, hum)) / 4)
     plain = run("bias_matrix", "--project", "mini", "--condition", "anonymized")
-    assert set(plain) == {"judges", "targets", "scores", "bias", "self_bias"}
+    assert set(plain) == {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases"}
 
 
 @pytest.mark.parametrize("args, message", [
     (["agreement", "--project", "nope", "--a", "cohort:group-1", "--b", "gold"], "unknown project 'nope'"),
     (["agreement", "--project", "mini", "--a", "cohort:nobody", "--b", "gold"], "unknown cohort 'nobody'"),
-    (["agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "gold", "--cannot-assess", "maybe"], "unknown cannot-assess strategy"),
+    (["agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "gold", "--cannot-assess", "maybe"],
+     "unknown cannot-assess strategy"),
     (["coverage", "--project", "mini", "--source", "judge:nobody"], "unknown judge 'nobody'"),
     (["scores", "--project", "mini", "--source", "crowd:x"], "unknown project 'crowd'"),
     (["reliability", "--project", "mini", "--source", "gold"], "reliability needs a cohort or a judge"),
@@ -208,5 +212,5 @@ def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project)
     assert result["case_level"]["n"] == 0
     with pytest.raises(CommandError, match="judge:idle decided no binary criterion"):
         call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
-    assert run("scores", "--project", "mini", "--source", "judge:idle") == {"responses": {}, "by_model": {}}
+    assert run("scores", "--project", "mini", "--source", "judge:idle") == {"responses": {}, "by_model": {}, "n_excluded_cases": 0}
     assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0

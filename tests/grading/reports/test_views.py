@@ -11,23 +11,27 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from tests.grading.reports.conftest import add_judgments
+from tests.roles import grant
 
 PAGES = ["agreement", "coverage", "judges", "bias", "calibration"]
 
 
 @pytest.fixture
-def staff_client(client, db):
+def staff_client(client, db, mini_project):
     user = get_user_model().objects.create_user(username="researcher", password="pw-12345", is_staff=True)
+    grant(user, mini_project, "viewer")
     client.force_login(user)
     return client
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_pages_are_for_staff_only(client, mini_project, page):
-    user = get_user_model().objects.create_user(username="doc", password="pw-12345")
-    client.force_login(user)
-    response = client.get(reverse(f"report-{page}", args=["mini"]))
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+def test_pages_need_a_role_in_the_project(client, mini_project, page):
+    url = reverse(f"report-{page}", args=["mini"])
+    response = client.get(url)  # anonymous: the site's own login page, never the admin's
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+    staff = get_user_model().objects.create_user(username="doc", password="pw-12345", is_staff=True)
+    client.force_login(staff)
+    assert client.get(url).status_code == 404  # is_staff alone grants nothing in a project
 
 
 def test_agreement_page_shows_the_figures(staff_client, mini_project):
@@ -146,9 +150,23 @@ def test_judges_page_monte_carlo_and_robustness_by_hand(mini_project):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_of_an_empty_project_render(staff_client, db, page):
+    from django.contrib.auth import get_user_model
+
     from annotation.models import Project
 
-    Project.objects.create(slug="empty", name="Empty")
+    grant(get_user_model().objects.get(username="researcher"), Project.objects.create(slug="empty", name="Empty"), "viewer")
     response = staff_client.get(reverse(f"report-{page}", args=["empty"]))
     assert response.status_code == 200
     assert "Traceback" not in response.content.decode()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_says_how_many_cases_quality_control_excluded(staff_client, mini_project, second_judge, page):
+    from annotation.models import CaseQuality
+
+    url = reverse(f"report-{page}", args=["mini"])
+    assert "No case is excluded by quality control." in staff_client.get(url).content.decode()
+    case = mini_project.cases.get(external_id="c2")
+    CaseQuality.objects.create(project=mini_project, case=case, flagged=True, excluded=True)
+    html = staff_client.get(url).content.decode()
+    assert "1 case excluded by quality control" in html and "is not counted here" in html

@@ -1,18 +1,14 @@
-"""Reads of the annotation app, each one fetching *and* authorizing (STYLE: fetch-and-authorize).
-
-Independence (SPEC §8) is enforced here: an annotator can reach only their own assignments and
-their own labels, a checker only the assignments and labels of their own cohort, and nothing
-here ever returns judge output. A request for somebody else's object raises ``Http404`` so that
-its existence is not revealed either.
+"""Reads of the annotator's side: "My work", the annotator's own assignments and labels, the
+labeling page, rubrics of responses, and the researcher's assignment summary.
 """
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.db import connection
+from django.db.models import Count, Q, Subquery
 from django.http import Http404
 
-from .labelrows import progress_counts
-from .models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
+from ..models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
 
 OPEN_STATUSES = (Assignment.OPEN, Assignment.IN_PROGRESS)
 
@@ -51,12 +47,20 @@ def work_list_for_user(*, user) -> list[ProjectWork]:
             rows[project_id].counts[status] = n
     checker_cohorts = [m.cohort_id for m in memberships if m.role == CohortMembership.CHECKER]
     if checker_cohorts:
-        for project_id, status, n in (
-            Assignment.objects.filter(cohort_id__in=checker_cohorts, status__in=[Assignment.SUBMITTED, Assignment.CHECKED])
-            .values_list("project_id", "status")
-            .annotate(n=Count("id"))
-        ):
-            rows[project_id].review_counts[status] = n
+        # Review items are responses (one per cohort): ready when every assignment of it is
+        # submitted or checked and not all are checked; checked when all are.
+        reviewable = Q(status__in=[Assignment.SUBMITTED, Assignment.CHECKED])
+        per_response = (
+            Assignment.objects.filter(cohort_id__in=checker_cohorts).exclude(annotator=user).order_by()
+            .values("project_id", "response_id")
+            .annotate(n=Count("id"), done=Count("id", filter=reviewable), checked=Count("id", filter=Q(status=Assignment.CHECKED)))
+            .filter(done__gt=0)
+            .values_list("project_id", "n", "done", "checked")
+        )
+        for project_id, n, done, checked in per_response:
+            state = "checked" if checked == n else "ready" if done == n else "waiting"
+            counts = rows[project_id].review_counts
+            counts[state] = counts.get(state, 0) + 1
     for row in rows.values():
         for status, _ in Assignment.STATUSES:
             row.counts.setdefault(status, 0)
@@ -80,24 +84,6 @@ def assignment_get_for_annotator(
     return assignment
 
 
-def assignment_get_for_checker(*, assignment_id: int, user, for_update: bool = False) -> Assignment:
-    """An assignment of a cohort the user checks, submitted or checked; otherwise 404."""
-    queryset = Assignment.objects.select_related("project", "cohort", "response__case", "annotator")
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
-    checked_cohorts = CohortMembership.objects.filter(user_id=user.pk, role=CohortMembership.CHECKER).values("cohort_id")
-    assignment = (
-        queryset.filter(pk=assignment_id, cohort_id__in=checked_cohorts)
-        .exclude(annotator_id=user.pk)
-        .filter(status__in=[Assignment.SUBMITTED, Assignment.CHECKED])
-        .order_by()
-        .first()
-    )
-    if assignment is None:
-        raise Http404("No such assignment to review")
-    return assignment
-
-
 def assignment_next_for_annotator(*, user, project_id: int | None = None) -> Assignment | None:
     """The annotator's next unfinished assignment: in-progress ones first, then open ones, in order."""
     queryset = Assignment.objects.filter(annotator_id=user.pk, status__in=OPEN_STATUSES)
@@ -116,42 +102,26 @@ def assignments_for_annotator(*, user, project_id: int | None = None):
     ).order_by("project__slug", "position", "id")
 
 
-def review_queue_for_checker(*, user, project_id: int):
-    membership = membership_get(project_id=project_id, user=user)
-    if membership is None or membership.role != CohortMembership.CHECKER:
-        raise Http404("You do not check a cohort of this project")
-    return membership, (
-        Assignment.objects.filter(cohort=membership.cohort, status__in=[Assignment.SUBMITTED, Assignment.CHECKED])
-        .exclude(annotator_id=user.pk)
-        .select_related("annotator", "response__case")
-        .order_by("status", "submitted_at", "id")
-    )
-
-
 def criteria_for_response(*, response: Response) -> list[Criterion]:
-    """The rubric of the response's case: its own criteria, else the project-wide rubric (one query)."""
-    rows = list(
-        Criterion.objects.filter(project_id=response.project_id)
-        .filter(Q(case_id=response.case_id) | Q(case__isnull=True))
-        .order_by("position", "id")
-    )
-    own = [c for c in rows if c.case_id is not None]
-    return own or [c for c in rows if c.case_id is None]
+    """The criteria of the rubric the response's case is judged against (``Case.rubric_version``), one query."""
+    version = Case.objects.filter(pk=response.case_id).values("rubric_version_id")
+    return list(Criterion.objects.filter(rubric_version_id=Subquery(version)).order_by("position", "id"))
+
+
+def criterion_get_for_response(*, response: Response, criterion_id: int) -> Criterion:
+    """A criterion of the response's rubric, or 404."""
+    # order_by(): the models' default orderings follow foreign keys, and resolving them costs
+    # more than the query itself.
+    version = Case.objects.filter(pk=response.case_id).values("rubric_version_id")
+    criterion = Criterion.objects.filter(pk=criterion_id, rubric_version_id=Subquery(version)).order_by().first()
+    if criterion is None:
+        raise Http404("No such criterion")
+    return criterion
 
 
 def criterion_get_for_assignment(*, assignment: Assignment, criterion_id: int) -> Criterion:
     """A criterion of the assignment's rubric, or 404."""
-    # order_by(): the models' default orderings follow foreign keys, and resolving them costs
-    # more than the query itself.
-    criterion = Criterion.objects.filter(pk=criterion_id, project_id=assignment.project_id).order_by().first()
-    if criterion is None:
-        raise Http404("No such criterion")
-    if criterion.case_id is None:
-        if Criterion.objects.filter(project_id=assignment.project_id, case_id=assignment.response.case_id).exists():
-            raise Http404("No such criterion")
-    elif criterion.case_id != assignment.response.case_id:
-        raise Http404("No such criterion")
-    return criterion
+    return criterion_get_for_response(response=assignment.response, criterion_id=criterion_id)
 
 
 def labels_by_criterion(*, response_id: int, annotator_id: int) -> dict[int, Label]:
@@ -162,17 +132,24 @@ def labels_by_criterion(*, response_id: int, annotator_id: int) -> dict[int, Lab
     }
 
 
+def progress_counts(*, response_id: int, annotator_id: int) -> tuple[int, int]:
+    """(decided, total) over the response's rubric for one annotator, in one small query."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(c.id), COUNT(l.id) FROM {Response._meta.db_table} r"
+            f" JOIN {Case._meta.db_table} k ON k.id = r.case_id"
+            f" JOIN {Criterion._meta.db_table} c ON c.rubric_version_id = k.rubric_version_id"
+            f" LEFT JOIN {Label._meta.db_table} l ON l.criterion_id = c.id AND l.response_id = r.id AND l.annotator_id = %s"
+            f" WHERE r.id = %s",
+            [annotator_id, response_id],
+        )
+        total, decided = cursor.fetchone()
+    return decided, total
+
+
 def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
     """(decided, total) over the response's rubric for the assignment's annotator, in one query."""
     return progress_counts(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
-
-
-def checker_labels_by_criterion(*, response_id: int, cohort_id: int) -> dict[int, Label]:
-    """The checker labels of one cohort for one response (the latest one per criterion)."""
-    labels = Label.objects.filter(
-        response_id=response_id, cohort_id=cohort_id, role=CohortMembership.CHECKER
-    ).select_related("annotator").order_by("updated_at")
-    return {label.criterion_id: label for label in labels}
 
 
 def project_assignment_summary(*, project: Project) -> list[dict]:
@@ -205,13 +182,27 @@ def project_assignment_summary(*, project: Project) -> list[dict]:
     ]
 
 
+def choices_for(*, criterion: Criterion, label: Label | None) -> list[dict]:
+    """The decision buttons of a criterion row: name, value, caption, shortcut key, and whether
+    it is the stored choice of ``label``."""
+    if criterion.kind == Criterion.BINARY:
+        items = [("verdict", "met", "Met", "1"), ("verdict", "not_met", "Not met", "2"),
+                 ("verdict", "cannot_assess", "Cannot assess", "3")]
+    else:
+        items = [("option", o["label"], o["label"], str(i + 1) if i < 9 else "") for i, o in enumerate(criterion.options)]
+        items.append(("verdict", "cannot_assess", "Cannot assess", "c"))
+    current = None
+    if label is not None:
+        current = (label.verdict and ("verdict", label.verdict)) or (label.option_label and ("option", label.option_label))
+    return [{"name": n, "value": v, "caption": cap, "key": key, "pressed": current == (n, v)} for n, v, cap, key in items]
+
+
 @dataclass
 class CriterionRow:
-    """What one criterion row of the labeling or review page shows."""
+    """What one criterion row of the labeling page shows."""
 
     criterion: Criterion
     label: Label | None = None
-    annotator_label: Label | None = None  # review page: the label under review
     error: str = ""
     conflict: bool = False
 
@@ -225,17 +216,7 @@ class CriterionRow:
 
     @property
     def choices(self) -> list[dict]:
-        """The buttons of the row: name, value, caption, shortcut and whether it is the stored choice."""
-        label = self.label
-        if self.criterion.kind == Criterion.BINARY:
-            items = [("verdict", "met", "Met", "1"), ("verdict", "not_met", "Not met", "2"),
-                     ("verdict", "cannot_assess", "Cannot assess", "3")]
-        else:
-            items = [("option", o["label"], o["label"], str(i + 1) if i < 9 else "")
-                     for i, o in enumerate(self.criterion.options)]
-            items.append(("verdict", "cannot_assess", "Cannot assess", "c"))
-        current = (label.verdict and ("verdict", label.verdict)) or (label.option_label and ("option", label.option_label)) if label else None
-        return [{"name": n, "value": v, "caption": cap, "key": key, "pressed": current == (n, v)} for n, v, cap, key in items]
+        return choices_for(criterion=self.criterion, label=self.label)
 
 
 def decision_display(label: Label | None) -> str:
@@ -264,6 +245,7 @@ def labeling_page_data(*, assignment: Assignment) -> dict:
         "assignment": assignment,
         "project": assignment.project,
         "case": assignment.response.case,
+        "response": assignment.response,
         "rows": rows,
         "decided": sum(1 for row in rows if row.label is not None),
         "total": len(rows),
@@ -271,21 +253,4 @@ def labeling_page_data(*, assignment: Assignment) -> dict:
         "queue_position": ids.index(assignment.pk) + 1,
         "queue_length": len(ids),
         "next_assignment_id": following[0] if following else None,
-    }
-
-
-def review_page_data(*, assignment: Assignment) -> dict:
-    """The checker's view of one submitted assignment: the annotator's labels and the cohort's checker labels."""
-    criteria = criteria_for_response(response=assignment.response)
-    source = labels_by_criterion(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
-    checked = checker_labels_by_criterion(response_id=assignment.response_id, cohort_id=assignment.cohort_id)
-    rows = [CriterionRow(criterion=c, label=checked.get(c.pk), annotator_label=source.get(c.pk)) for c in criteria]
-    return {
-        "assignment": assignment,
-        "project": assignment.project,
-        "case": assignment.response.case,
-        "rows": rows,
-        "reviewed": sum(1 for row in rows if row.label is not None),
-        "total": len(rows),
-        "read_only": assignment.status != Assignment.SUBMITTED,
     }

@@ -1,0 +1,107 @@
+"""Writes about a project itself: its roles, its settings, and the audit trail both leave.
+
+Every change is recorded in ``AuditEvent`` (who, when, before, after) in the same transaction.
+Settings that weaken independence — making a blind project not blind, or showing reference
+answers to annotators — are changed only when the caller asks for it explicitly
+(``allow_unblinding``), and are then recorded like every other change.
+"""
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .models import AuditEvent, Project, ProjectRole
+
+ROLE_NONE = "none"
+ROLE_CHOICES = (ProjectRole.MANAGER, ProjectRole.ADJUDICATOR, ProjectRole.VIEWER, ROLE_NONE)
+# What project.json may set, with the one type each may have.
+SETTINGS = {
+    "name": str, "description": str, "blind": bool, "coverage_k": int, "overlap": int,
+    "low_agreement_threshold": float, "show_reference_answer": bool, "hide_rater_names": bool,
+}
+UNBLINDING = {"blind": False, "show_reference_answer": True}
+
+
+def audit_record(*, project: Project | None, actor, action: str, target: str = "", before=None, after=None,
+                 note: str = "") -> AuditEvent:
+    """Append one audit event (the caller's transaction keeps it with the change it records)."""
+    return AuditEvent.objects.create(project=project, actor=actor if getattr(actor, "pk", None) else None, action=action,
+                                     target=target, before=before, after=after, note=note)
+
+
+@transaction.atomic
+def project_role_set(*, project: Project, username: str, role: str, by=None) -> ProjectRole | None:
+    """Give ``username`` the ``role`` in ``project`` ("none" takes their role away). Returns the
+    role, or None when there is none left. Raises ValidationError naming what is wrong."""
+    if role not in ROLE_CHOICES:
+        raise ValidationError({"role": f"role {role!r} is not one of {', '.join(ROLE_CHOICES)}"})
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ValidationError({"user": f"no user {username!r}"})
+    current = ProjectRole.objects.select_for_update().filter(project=project, user=user).first()
+    before = current.role if current else None
+    if role == ROLE_NONE:
+        if current is not None:
+            current.delete()
+            audit_record(project=project, actor=by, action="role", target=username, before=before, after=None)
+        return None
+    if current is None:
+        current = ProjectRole.objects.create(project=project, user=user, role=role)
+    elif current.role != role:
+        current.role = role
+        current.save(update_fields=["role"])
+    else:
+        return current
+    audit_record(project=project, actor=by, action="role", target=username, before=before, after=role)
+    return current
+
+
+def settings_clean(data: dict, *, prefix: str = "") -> dict:
+    """The project settings present in ``data``, each checked for its type (a string is never a
+    boolean, a boolean never a number); ValueError naming the field otherwise."""
+    clean = {}
+    for name, kind in SETTINGS.items():
+        if name not in data:
+            continue
+        value = data[name]
+        if name == "coverage_k" and value is None:
+            clean[name] = None
+            continue
+        if kind is bool:
+            ok = isinstance(value, bool)
+        elif kind is int:
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 32767
+        elif kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+        else:
+            ok = isinstance(value, str) and len(value) <= (200 if name == "name" else 100_000)
+        if not ok:
+            wanted = {bool: "true or false", int: "a whole number from 0 to 32767", float: "a number from 0 to 1",
+                      str: "a string"}[kind]
+            raise ValueError(f"{prefix}{name}: must be {wanted}, not {value!r}")
+        if name == "overlap" and value < 1:
+            raise ValueError(f"{prefix}overlap: must be at least 1")
+        clean[name] = float(value) if kind is float else value
+    return clean
+
+
+@transaction.atomic
+def project_settings_update(*, project: Project, settings: dict, by=None, allow_unblinding: bool = False,
+                            source: str = "") -> dict:
+    """Apply already-cleaned ``settings`` to ``project``; returns {field: [old, new]} of what changed.
+
+    Unblinding changes (``blind`` to false, ``show_reference_answer`` to true) are refused unless
+    ``allow_unblinding``; every change is recorded as an audit event."""
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    changed = {name: [getattr(project, name), value] for name, value in settings.items() if getattr(project, name) != value}
+    unblinding = sorted(name for name, value in UNBLINDING.items() if name in changed and changed[name][1] == value)
+    if unblinding and not allow_unblinding:
+        raise ValidationError({unblinding[0]: f"changing {', '.join(unblinding)} would show annotators what they must not "
+                                              "see; ask for it explicitly"})
+    if changed:
+        for name, (_, value) in changed.items():
+            setattr(project, name, value)
+        project.save(update_fields=list(changed))
+        audit_record(project=project, actor=by, action="settings", target=project.slug,
+                     before={k: v[0] for k, v in changed.items()}, after={k: v[1] for k, v in changed.items()},
+                     note=source)
+    return changed

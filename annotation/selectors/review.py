@@ -1,0 +1,249 @@
+"""Reads of the checker review. A review item is one response in one cohort: the checker sees
+every annotator of that cohort who labelled it, side by side per criterion, and records the
+cohort's decision (SPEC §2: the checker's label wins).
+
+An item is reviewable once every assignment of the response in the cohort is submitted (or
+checked); it is read-only once all of them are checked, until one is reopened. A checker sees
+only items of the cohort they check and never one they labelled themselves; anything else is
+a 404, so its existence is not revealed either.
+"""
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.http import Http404
+
+from ..models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
+from .work import choices_for, criteria_for_response, membership_get
+
+REVIEWABLE = (Assignment.SUBMITTED, Assignment.CHECKED)
+
+
+@dataclass
+class ReviewItem:
+    """One response under review in the checker's cohort, with the cohort's assignments of it."""
+
+    response: Response
+    cohort: Cohort
+    assignments: list[Assignment]
+
+    @property
+    def project(self) -> Project:
+        return self.response.project
+
+    @property
+    def case(self):
+        return self.response.case
+
+    @property
+    def waiting(self) -> list[Assignment]:
+        """Assignments still open or in progress: the item is not ready while there are any."""
+        return [a for a in self.assignments if a.status not in REVIEWABLE]
+
+    @property
+    def ready(self) -> bool:
+        return not self.waiting
+
+    @property
+    def checked(self) -> bool:
+        return all(a.status == Assignment.CHECKED for a in self.assignments)
+
+    @property
+    def editable(self) -> bool:
+        return self.ready and not self.checked
+
+    @property
+    def status(self) -> str:
+        return "checked" if self.checked else "ready" if self.ready else "waiting"
+
+
+def review_item_get_for_checker(*, response_id: int, user, for_update: bool = False) -> ReviewItem:
+    """The response as a review item of the cohort ``user`` checks, or 404: the user must check a
+    cohort of the response's project, and at least one annotator of that cohort must have
+    submitted it. ``for_update`` locks the cohort's assignments of the response."""
+    response = Response.objects.select_related("project", "case").filter(pk=response_id).order_by().first()
+    if response is None:
+        raise Http404("No such item to review")
+    membership = membership_get(project_id=response.project_id, user=user)
+    if membership is None or membership.role != CohortMembership.CHECKER:
+        raise Http404("No such item to review")
+    queryset = Assignment.objects.filter(response=response, cohort=membership.cohort).exclude(annotator_id=user.pk)
+    if for_update:
+        # Lock in primary-key order, so two checkers of one cohort cannot deadlock.
+        list(queryset.select_for_update(of=("self",)).order_by("pk").values_list("pk", flat=True))
+    assignments = list(queryset.select_related("annotator").order_by("annotator__username", "pk"))
+    if not any(a.status in REVIEWABLE for a in assignments):
+        raise Http404("No such item to review")
+    return ReviewItem(response=response, cohort=membership.cohort, assignments=assignments)
+
+
+def _decision(label: Label | None) -> tuple | None:
+    return None if label is None else (label.verdict, label.option_label, label.value)
+
+
+@dataclass
+class ReviewRow:
+    """One criterion of a review item: each annotator's label, and the cohort's checker label."""
+
+    criterion: Criterion
+    votes: list[tuple[str, Label | None]]  # (annotator username, their label or None)
+    label: Label | None = None  # the cohort's checker label
+    error: str = ""
+
+    @property
+    def number(self) -> int:
+        return self.criterion.position + 1
+
+    @property
+    def agreed(self) -> bool:
+        """Every annotator decided, and all the same way (the "shared decision")."""
+        decisions = {_decision(label) for _, label in self.votes}
+        return bool(self.votes) and None not in decisions and len(decisions) == 1
+
+    @property
+    def shared(self) -> Label | None:
+        return self.votes[0][1] if self.agreed else None
+
+    @property
+    def needs_choice(self) -> bool:
+        return self.label is None and not self.agreed
+
+    @property
+    def choices(self) -> list[dict]:
+        """The decision buttons, the checker's recorded decision pressed, the shared one marked."""
+        shared = self.shared_choice
+        return [{**c, "shared": f"{c['name']}:{c['value']}" == shared} for c in choices_for(criterion=self.criterion, label=self.label)]
+
+    @property
+    def shared_choice(self) -> str:
+        """The ``name:value`` of the shared decision ("" when the annotators disagree)."""
+        shared = self.shared
+        if shared is None:
+            return ""
+        return f"option:{shared.option_label}" if shared.option_label else f"verdict:{shared.verdict}" if shared.verdict else ""
+
+
+def review_rows(*, item: ReviewItem) -> list[ReviewRow]:
+    """Per criterion of the response's rubric: every assigned annotator's label (in a fixed
+    order) and the cohort's checker label. Three queries whatever the rubric size."""
+    criteria = criteria_for_response(response=item.response)
+    annotators = [(a.annotator_id, a.annotator.username) for a in item.assignments]
+    own = defaultdict(dict)
+    for label in Label.objects.filter(response_id=item.response.pk, annotator_id__in=[a for a, _ in annotators],
+                                      role=Label.ANNOTATOR_ROLE).order_by():
+        own[label.criterion_id][label.annotator_id] = label
+    checker = {
+        label.criterion_id: label
+        for label in Label.objects.filter(response_id=item.response.pk, cohort_id=item.cohort.pk, role=Label.CHECKER_ROLE)
+        .select_related("annotator").order_by()
+    }
+    return [
+        ReviewRow(criterion=c, votes=[(name, own[c.pk].get(user_id)) for user_id, name in annotators], label=checker.get(c.pk))
+        for c in criteria
+    ]
+
+
+def review_page_data(*, item: ReviewItem) -> dict:
+    rows = review_rows(item=item)
+    return {
+        "item": item,
+        "project": item.project,
+        "case": item.case,
+        "response_number": response_number(response=item.response),
+        "rows": rows,
+        "reviewed": sum(1 for row in rows if row.label is not None),
+        "disagreements": sum(1 for row in rows if not row.agreed),
+        "total": len(rows),
+        "read_only": not item.editable,
+    }
+
+
+def response_number(*, response: Response) -> int:
+    """The response's place among its case's responses (1-based): names an item without naming its model."""
+    return Response.objects.filter(case_id=response.case_id, position__lt=response.position).count() + 1
+
+
+@dataclass
+class QueueRow:
+    """One line of the review queue: a response of the cohort and where its review stands."""
+
+    response_id: int
+    case: str
+    response_number: int
+    annotators: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    submitted_at: object = None
+    disagreements: int | None = None
+
+    @property
+    def status(self) -> str:
+        if all(s == Assignment.CHECKED for s in self.statuses):
+            return "checked"
+        return "ready" if all(s in REVIEWABLE for s in self.statuses) else "waiting"
+
+    @property
+    def submitted(self) -> int:
+        return sum(1 for s in self.statuses if s in REVIEWABLE)
+
+
+STATUS_ORDER = {"ready": 0, "waiting": 1, "checked": 2}
+
+
+def review_queue_for_checker(*, user, project_id: int, status: str | None = None) -> tuple[CohortMembership, list[QueueRow]]:
+    """The checker's cohort and its review items: every response with at least one submitted
+    assignment — ready ones first (oldest submission first), then those waiting for an
+    annotator, then the checked ones. ``status`` keeps one of ready / waiting / checked."""
+    membership = membership_get(project_id=project_id, user=user)
+    if membership is None or membership.role != CohortMembership.CHECKER:
+        raise Http404("You do not check a cohort of this project")
+    rows: dict[int, QueueRow] = {}
+    assignments = (
+        Assignment.objects.filter(cohort=membership.cohort).exclude(annotator_id=user.pk)
+        .order_by("response_id", "annotator__username")
+        .values_list("response_id", "response__case_id", "response__case__external_id", "response__position",
+                     "annotator__username", "status", "submitted_at")
+    )
+    positions = {}
+    for response_id, case_id, case, position, annotator, state, submitted_at in assignments:
+        row = rows.get(response_id)
+        if row is None:
+            row = rows[response_id] = QueueRow(response_id=response_id, case=case, response_number=0)
+            positions[response_id] = (case_id, position)
+        row.annotators.append(annotator)
+        row.statuses.append(state)
+        if submitted_at and (row.submitted_at is None or submitted_at > row.submitted_at):
+            row.submitted_at = submitted_at
+    queue = [row for row in rows.values() if row.submitted]
+    if status in STATUS_ORDER:
+        queue = [row for row in queue if row.status == status]
+    _number_responses(queue, positions)
+    queue.sort(key=lambda r: (STATUS_ORDER[r.status], r.submitted_at is None, r.submitted_at, r.case, r.response_number))
+    return membership, queue
+
+
+def _number_responses(rows: list[QueueRow], positions: dict[int, tuple[int, int]]) -> None:
+    case_ids = {positions[row.response_id][0] for row in rows}
+    ordered = defaultdict(list)
+    for case_id, position in Response.objects.filter(case_id__in=case_ids).order_by().values_list("case_id", "position"):
+        ordered[case_id].append(position)
+    for row in rows:
+        case_id, position = positions[row.response_id]
+        row.response_number = sorted(ordered[case_id]).index(position) + 1
+
+
+def review_queue_disagreements(*, rows: list[QueueRow], cohort: Cohort) -> None:
+    """Fill in, for the queue rows shown (one page), on how many criteria the annotators disagree."""
+    ids = [row.response_id for row in rows]
+    votes = defaultdict(set)
+    labelled = defaultdict(lambda: defaultdict(int))
+    for response_id, criterion_id, verdict, option, value in (
+        Label.objects.filter(response_id__in=ids, cohort=cohort, role=Label.ANNOTATOR_ROLE).order_by()
+        .values_list("response_id", "criterion_id", "verdict", "option_label", "value")
+    ):
+        votes[(response_id, criterion_id)].add((verdict, option, value))
+        labelled[response_id][criterion_id] += 1
+    for row in rows:
+        n = len(row.annotators)
+        row.disagreements = sum(
+            1 for criterion_id, count in labelled[row.response_id].items()
+            if count < n or len(votes[(row.response_id, criterion_id)]) > 1
+        )

@@ -1,0 +1,157 @@
+"""What the adjudication page of one response shows (issue 10, point 3): per criterion, each
+cohort's decision with every annotator's and the checker's verdict, rationale and quotes, every
+judge's decision, explanation and evidence, the gold state (provenance, the adjudication so far)
+and whether the cohorts dispute it; and the response text with every rater's valid quotes
+highlighted. The decisions come from the same rules as everywhere (``side_by_side`` and the
+gold rule of ``grading.metrics.decisions``), restricted to this response.
+"""
+import html
+import re
+from dataclasses import dataclass, field
+
+from django.utils.safestring import mark_safe
+
+from annotation.markdown import markdown_render
+from annotation.models import Criterion, Label, Response
+from annotation.selectors import choices_for
+
+from ..judges.parsing import evidence_valid_quotes
+from ..judges.selectors import Cell, Column, side_by_side
+from ..models import Adjudication, Judgment
+
+CATEGORY_KEYS = {"a": "rubric_ambiguity", "i": "implicit_content", "s": "annotator_slip", "j": "judge_error", "o": "other"}
+
+
+@dataclass
+class RaterVerdict:
+    name: str
+    role: str
+    decision: str
+    rationale: str
+    quotes: list[tuple[str, bool]]  # (quote, found verbatim in the response)
+
+
+@dataclass
+class CohortVerdicts:
+    name: str
+    cell: Cell  # the cohort's decision (its rule), as the side-by-side page shows it
+    raters: list[RaterVerdict] = field(default_factory=list)
+
+
+@dataclass
+class AdjudicationRow:
+    criterion: Criterion
+    disputed: bool
+    provenance: str
+    cohorts: list[CohortVerdicts]
+    judges: list[tuple[Column, Cell]]
+    adjudication: Adjudication | None = None
+    error: str = ""
+
+    @property
+    def number(self) -> int:
+        return self.criterion.position + 1
+
+    @property
+    def revision(self) -> int:
+        return self.adjudication.revision if self.adjudication else 0
+
+    # The form's current values, "" before any adjudication (a template lookup through None
+    # raises and catches three exceptions; thirty rows of ten such lookups showed in the timing).
+    @property
+    def confidence(self) -> str:
+        return self.adjudication.confidence if self.adjudication else ""
+
+    @property
+    def category(self) -> str:
+        return self.adjudication.category if self.adjudication else ""
+
+    @property
+    def note(self) -> str:
+        return self.adjudication.note if self.adjudication else ""
+
+    @property
+    def choices(self) -> list[dict]:
+        return choices_for(criterion=self.criterion, label=self.adjudication)
+
+    @property
+    def open(self) -> bool:
+        """Shown open: disputed, or already decided by an adjudicator; agreed ones start collapsed."""
+        return self.disputed or self.adjudication is not None
+
+
+def _decision_text(verdict, option, value) -> str:
+    if option:
+        return option
+    if verdict:
+        return verdict.replace("_", " ")
+    return "" if value is None else f"value {value:g}"
+
+
+def _highlight(rendered: str, quotes: list[str]) -> str:
+    """``rendered`` (sanitized HTML) with each quote marked where it appears inside one text run.
+    Quotes are escaped the way the renderer escapes text, and only text between tags is searched,
+    so a quote can never inject markup."""
+    needles = sorted({html.escape(q.strip(), quote=False) for q in quotes if q and q.strip()}, key=len, reverse=True)
+    if not needles:
+        return rendered
+    pattern = re.compile("|".join(re.escape(n) for n in needles))
+    parts = re.split(r"(<[^>]+>)", rendered)
+    for i, part in enumerate(parts):
+        if part and not part.startswith("<"):
+            parts[i] = pattern.sub(lambda m: f'<mark class="quote">{m.group(0)}</mark>', part)
+    return "".join(parts)
+
+
+def adjudication_item(*, response: Response) -> dict:
+    """Everything the adjudication page of ``response`` shows."""
+    from ..metrics import gold_decide
+    from ..selectors import ITEM, cohort_frames, gold_frame
+
+    project = response.project
+    cohorts = cohort_frames(project=project, response_ids=[response.pk])
+    table = side_by_side(response=response, cohort_decisions=cohorts)
+    cohort_columns = [c for c in table.columns if c.kind == "cohort"]
+    judge_columns = [c for c in table.columns if c.kind != "cohort"]
+    settled = gold_decide(cohorts, None, keys=ITEM)
+    disputed = set(settled.loc[settled["provenance"] == "unresolved", "criterion_id"].astype(int))
+    gold = gold_frame(project=project, response_ids=[response.pk], cohorts=cohorts)
+    provenance = dict(zip(gold["criterion_id"].astype(int), gold["provenance"]))
+    adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
+
+    raters: dict[tuple[int, str], list[RaterVerdict]] = {}
+    numbers: dict[tuple[str, int], int] = {}
+    quotes: list[str] = []
+    labels = (Label.objects.filter(response=response).order_by("cohort__position", "role", "annotator__username")
+              .values_list("criterion_id", "cohort__name", "annotator_id", "annotator__username", "role", "verdict",
+                           "option_label", "value", "rationale", "evidence"))
+    for c_pk, cohort, user_id, username, role, verdict, option, value, rationale, evidence in labels:
+        if project.hide_rater_names:
+            number = numbers.setdefault((cohort, user_id), sum(1 for k in numbers if k[0] == cohort) + 1)
+            name = "checker" if role == Label.CHECKER_ROLE else f"annotator {number}"
+        else:
+            name = username
+        found = [(q, bool(evidence_valid_quotes(quotes=[q], response_text=response.text))) for q in evidence or []]
+        quotes += [q for q, ok in found if ok]
+        raters.setdefault((c_pk, cohort), []).append(
+            RaterVerdict(name=name, role=role, decision=_decision_text(verdict, option, value), rationale=rationale, quotes=found))
+    for evidence in Judgment.objects.filter(response=response).values_list("evidence", flat=True):
+        if evidence:
+            quotes += evidence_valid_quotes(quotes=list(evidence), response_text=response.text)
+
+    rows = []
+    for criterion in table.criteria:
+        rows.append(AdjudicationRow(
+            criterion=criterion, disputed=criterion.pk in disputed, provenance=provenance.get(criterion.pk, "unlabelled"),
+            cohorts=[CohortVerdicts(name=col.title, cell=table.cells.get((criterion.pk, col.key), Cell()),
+                                    raters=raters.get((criterion.pk, col.title), [])) for col in cohort_columns],
+            judges=[(col, table.cells.get((criterion.pk, col.key), Cell())) for col in judge_columns],
+            adjudication=adjudications.get(criterion.pk),
+        ))
+    response_html = mark_safe(_highlight(str(markdown_render(response.text)), quotes))
+    return {
+        "project": project, "response": response, "case": response.case, "rows": rows, "response_html": response_html,
+        "judge_columns": judge_columns, "n_disputed": sum(1 for r in rows if r.disputed),
+        "n_open": sum(1 for r in rows if r.disputed and r.adjudication is None),
+        "categories": Adjudication.CATEGORIES, "confidences": Adjudication.CONFIDENCES, "category_keys": CATEGORY_KEYS,
+    }

@@ -1,0 +1,11 @@
+"""URLs of the adjudication pages, under ``projects/<slug>/adjudication/``."""
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.queue_page, name="adjudication-queue"),
+    path("next/", views.next_item, name="adjudication-next"),
+    path("items/<int:response_id>/", views.item_page, name="adjudication-item"),
+    path("items/<int:response_id>/criteria/<int:criterion_id>/", views.item_save, name="adjudication-save"),
+]

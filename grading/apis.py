@@ -1,0 +1,61 @@
+"""The researcher's REST API of the grading app. For now one read: a source's decisions, the
+same ones every report, page and export uses (``grading.selectors.source_decisions``), so a
+pipeline can audit a figure decision by decision. For the project's adjudicators and managers
+(``annotation.access``: 404 without a role, 403 for a viewer).
+"""
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotation.access import project_get_for
+
+from .selectors import source_decision_records
+from .sources import source_parse
+
+
+class DecisionPagination(LimitOffsetPagination):
+    default_limit = 1000
+    max_limit = 10000
+
+
+class DecisionListApi(APIView):
+    """``GET /api/projects/{slug}/decisions/?source=cohort:NAME|judge:NAME|gold[&response=ID][&criterion=ID]``"""
+
+    class FilterSerializer(serializers.Serializer):
+        source = serializers.CharField(max_length=300)
+        response = serializers.CharField(max_length=200, required=False)
+        criterion = serializers.CharField(max_length=200, required=False)
+
+    @extend_schema_serializer(component_name="Decision")  # every view's nested serializer is "Output"
+    class OutputSerializer(serializers.Serializer):
+        response_id = serializers.CharField()
+        criterion_id = serializers.CharField()
+        verdict = serializers.CharField(allow_null=True)
+        option = serializers.CharField(allow_null=True)
+        value = serializers.FloatField(allow_null=True)
+        unresolved = serializers.BooleanField()
+        invalid = serializers.IntegerField()
+        n = serializers.IntegerField()
+
+    @extend_schema(
+        parameters=[OpenApiParameter("source", str, required=True), OpenApiParameter("response", str),
+                    OpenApiParameter("criterion", str)],
+        responses={200: OutputSerializer(many=True), 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, slug: str):
+        project = project_get_for(user=request.user, action="inspect", slug=slug)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        try:
+            source = source_parse(text=data["source"], project=project, local_only=True)
+        except (ValueError, LookupError) as exc:
+            return ApiResponse({"source": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        records = source_decision_records(source=source, response_external_id=data.get("response"),
+                                          criterion_external_id=data.get("criterion"))
+        paginator = DecisionPagination()
+        page = paginator.paginate_queryset(records, request, view=self)
+        return paginator.get_paginated_response(self.OutputSerializer(page, many=True).data)

@@ -1,0 +1,163 @@
+"""Background data jobs for browser users (issue 10, point 7): a gold export (a .zip to download)
+or a bundle import (an uploaded .zip), each a Celery task, never run inside the web request.
+
+``data_job_*_start`` create the job and queue it once the transaction commits; ``data_job_run``
+(the task's one service) claims a queued job — only a queued one, so a job runs once even if the
+broker delivers it twice — runs it with progress written as it goes, and ends it finished with its
+result or failed with the one-line error (an import's error names the file, line and field).
+"""
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Project
+
+from .models import DataJob
+
+logger = logging.getLogger(__name__)
+PROGRESS_EVERY_SECONDS = 0.5
+
+
+def size_text(n: int) -> str:
+    """A byte count as people read it: 950 bytes, 12.3 kB, 200 MB."""
+    if n < 1000:
+        return f"{n} bytes"
+    if n < 1000**2:
+        return f"{n / 1000:.1f} kB"
+    return f"{n / 1000**2:.1f} MB" if n < 10 * 1000**2 else f"{n / 1000**2:.0f} MB"
+
+
+def jobs_dir(job: DataJob) -> Path:
+    path = Path(settings.EVALSITE_JOBS_DIR) / str(job.pk)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def job_path(job: DataJob) -> Path | None:
+    """The job's file (export result or upload), if it has one and it is still there."""
+    if not job.file:
+        return None
+    path = Path(settings.EVALSITE_JOBS_DIR) / job.file
+    return path if path.is_file() else None
+
+
+def _enqueue(job: DataJob) -> None:
+    from .tasks import data_job_task
+
+    transaction.on_commit(lambda: data_job_task.delay(job_id=job.pk))
+
+
+@transaction.atomic
+def data_job_export_start(*, project: Project, user) -> DataJob:
+    """Queue a gold export of ``project`` (the caller checked the user may export)."""
+    job = DataJob.objects.create(kind=DataJob.EXPORT, project=project, user=user, stage="queued")
+    _enqueue(job)
+    return job
+
+
+@transaction.atomic
+def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False) -> DataJob:
+    """Store an uploaded bundle (.zip) and queue its import. ``project``: the project the upload must
+    belong to (its project.json slug is checked when the job runs); None for a new project."""
+    limit = settings.EVALSITE_MAX_UPLOAD_BYTES
+    if upload.size > limit:
+        raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
+    if not upload.name.lower().endswith(".zip"):
+        raise ValidationError({"bundle": "upload the bundle as a .zip of its folder (project.json and the .jsonl files)"})
+    job = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=user, stage="queued",
+                                 params={"update_settings": bool(update_settings), "name": upload.name[:200],
+                                         "expect_slug": project.slug if project else None})
+    target = jobs_dir(job) / "upload.zip"
+    with open(target, "wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    job.file = f"{job.pk}/upload.zip"
+    job.save(update_fields=["file"])
+    _enqueue(job)
+    return job
+
+
+class _Progress:
+    """Writes a job's progress at most twice a second."""
+
+    def __init__(self, job: DataJob):
+        self.job, self.last = job, 0.0
+
+    def __call__(self, fraction: float, stage: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= PROGRESS_EVERY_SECONDS or fraction >= 1.0:
+            self.last = now
+            DataJob.objects.filter(pk=self.job.pk).update(progress_pct=round(100 * fraction, 1), stage=stage[:200])
+
+
+def data_job_run(*, job_id: int) -> DataJob:
+    """Run a queued job here and now (what the Celery task calls)."""
+    claimed = DataJob.objects.filter(pk=job_id, status=DataJob.QUEUED).update(
+        status=DataJob.RUNNING, started_at=timezone.now(), stage="starting")
+    job = DataJob.objects.select_related("project", "user").get(pk=job_id)
+    if not claimed:
+        return job  # ran already, or is running elsewhere
+    try:
+        result = _export(job) if job.kind == DataJob.EXPORT else _import(job)
+    except Exception as exc:  # the job shows the error; unexpected ones are logged with their traceback
+        from .bundles import BundleError
+
+        if not isinstance(exc, (BundleError, ValidationError)):
+            logger.exception("data job %s (%s) failed", job.pk, job.kind)
+        message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        DataJob.objects.filter(pk=job.pk).update(status=DataJob.FAILED, error=message[:2000], finished_at=timezone.now(),
+                                                 stage="failed")
+    else:
+        DataJob.objects.filter(pk=job.pk).update(status=DataJob.FINISHED, result=result, progress_pct=100.0,
+                                                 finished_at=timezone.now(), stage="done")
+    job.refresh_from_db()
+    return job
+
+
+def _export(job: DataJob) -> dict:
+    from .bundles import gold_export_zip
+
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    name = f"{job.project.slug}-gold-{stamp}.zip"
+    result = gold_export_zip(project=job.project, zip_path=jobs_dir(job) / name, progress=_Progress(job))
+    DataJob.objects.filter(pk=job.pk).update(file=f"{job.pk}/{name}")
+    return {"counts": result["counts"], "provenance": result["provenance"], "excluded_cases": result["excluded_cases"],
+            "files": result["files"]}
+
+
+def _import(job: DataJob) -> dict:
+    from .bundles import BundleError, bundle_import
+
+    path = job_path(job)
+    if path is None:
+        raise BundleError("upload", "the uploaded file is gone; upload it again")
+    expected = job.params.get("expect_slug")
+    if expected:
+        slug = _bundle_slug(path)
+        if slug != expected:
+            raise BundleError("project.json", f"this bundle is for project {slug!r}, not {expected!r}", field="slug")
+    progress = _Progress(job)
+    progress(0.05, "importing")
+    result = bundle_import(path=path, user=job.user, update_settings=job.params.get("update_settings", False))
+    project = Project.objects.filter(slug=result.project).first()
+    DataJob.objects.filter(pk=job.pk).update(project=project)
+    try:
+        path.unlink()  # the bundle is in the database now
+        shutil.rmtree(path.parent, ignore_errors=True)
+    except OSError:
+        pass
+    return result.as_dict()
+
+
+def _bundle_slug(path: Path) -> str | None:
+    from .bundles import BundleReader
+
+    with BundleReader(path) as reader:
+        data = reader.read_json("project.json")
+    return data.get("slug") if isinstance(data, dict) else None

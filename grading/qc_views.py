@@ -1,0 +1,133 @@
+"""The quality-control page of a project (managers only, ``annotation.access``): the counts, the
+screening form, the audit-sample form, an outcome form for each case drawn for audit and a
+reinstate form for each flagged case. Each form is a plain POST that calls one service of
+``grading.qc`` and redirects back to the page with a message (the error, if any, in words).
+"""
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.access import project_get_for
+from annotation.models import Case
+
+from .qc import MAX_NOTE, OUTCOMES, qc_audit_record, qc_audit_sample, qc_reinstate, qc_screen, qc_screen_choices, qc_summary
+
+
+class ScreenForm(forms.Form):
+    source = forms.CharField(max_length=300)
+    threshold = forms.FloatField(min_value=0, max_value=100)
+
+
+class SampleForm(forms.Form):
+    share = forms.FloatField(min_value=0, max_value=1)
+    seed = forms.IntegerField()
+
+
+class OutcomeForm(forms.Form):
+    outcome = forms.ChoiceField(choices=[(o, o) for o in OUTCOMES])
+    note = forms.CharField(max_length=MAX_NOTE, required=False)
+
+
+class ReinstateForm(forms.Form):
+    note = forms.CharField(max_length=MAX_NOTE)
+
+
+def _errors(form: forms.Form) -> str:
+    return "; ".join(f"{field}: {error}" for field, errors in form.errors.items() for error in errors)
+
+
+def _message(exc: Exception) -> str:
+    return "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+
+
+def _case(project, case_id: int) -> Case:
+    case = Case.objects.select_related("project").filter(pk=case_id, project=project).first()
+    if case is None:
+        raise Http404("No such case in this project")
+    return case
+
+
+@login_required
+def qc_page(request, slug: str):
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    summary = qc_summary(project=project)
+    last = summary["last_screen"].after if summary["last_screen"] else {}
+    defaults = {"source": last.get("source", ""), "models": last.get("models", []), "threshold": last.get("threshold_pct", 50.0)}
+    return render(request, "grading/qc/page.html", {
+        "project": project, **summary, "choices": qc_screen_choices(project=project), "defaults": defaults,
+    })
+
+
+@login_required
+@require_POST
+def qc_screen_submit(request, slug: str):
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    form = ScreenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Screening not run: {_errors(form)}")
+        return redirect("qc-page", slug=slug)
+    try:
+        result = qc_screen(project=project, source=form.cleaned_data["source"], models=request.POST.getlist("models"),
+                           threshold_pct=form.cleaned_data["threshold"], user=request.user)
+    except (ValueError, LookupError, ValidationError) as exc:
+        messages.error(request, f"Screening not run: {_message(exc)}")
+    else:
+        messages.success(request, f"Screened {result['n_cases']} cases: {len(result['flagged'])} flagged at or above "
+                                  f"{result['threshold']:g} % for exclusion.")
+    return redirect("qc-page", slug=slug)
+
+
+@login_required
+@require_POST
+def qc_sample_submit(request, slug: str):
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    form = SampleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"No sample drawn: {_errors(form)}")
+        return redirect("qc-page", slug=slug)
+    try:
+        result = qc_audit_sample(project=project, share=form.cleaned_data["share"], seed=form.cleaned_data["seed"],
+                                 user=request.user)
+    except (ValueError, ValidationError) as exc:
+        messages.error(request, f"No sample drawn: {_message(exc)}")
+    else:
+        messages.success(request, f"Drew {len(result['cases'])} of {result['n_eligible']} cases for audit.")
+    return redirect("qc-page", slug=slug)
+
+
+@login_required
+@require_POST
+def qc_outcome_submit(request, slug: str, case_id: int):
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    case = _case(project, case_id)
+    form = OutcomeForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ValidationError(_errors(form))
+        qc_audit_record(case=case, outcome=form.cleaned_data["outcome"], note=form.cleaned_data["note"], user=request.user)
+    except ValidationError as exc:
+        messages.error(request, f"Case {case.external_id}: {_message(exc)}")
+    else:
+        messages.success(request, f"Case {case.external_id}: {form.cleaned_data['outcome']} recorded.")
+    return redirect("qc-page", slug=slug)
+
+
+@login_required
+@require_POST
+def qc_reinstate_submit(request, slug: str, case_id: int):
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    case = _case(project, case_id)
+    form = ReinstateForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ValidationError(_errors(form))
+        qc_reinstate(case=case, user=request.user, note=form.cleaned_data["note"])
+    except ValidationError as exc:
+        messages.error(request, f"Case {case.external_id}: {_message(exc)}")
+    else:
+        messages.success(request, f"Case {case.external_id} reinstated: it counts in reports again.")
+    return redirect("qc-page", slug=slug)

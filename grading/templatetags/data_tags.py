@@ -1,0 +1,35 @@
+"""The data section of the project page: export gold, import a bundle, and the recent jobs."""
+from django import template
+from django.template.loader import render_to_string
+
+from annotation.access import user_may
+
+from ..forms import BundleUploadForm
+from ..models import DataJob
+
+register = template.Library()
+RECENT_JOBS = 5
+
+
+def data_section_context(*, project, user, form=None) -> dict:
+    """The section's forms and recent jobs: only the kinds of job the user may open (an adjudicator
+    sees exports, not the managers' imports, whose status partial would answer them 403)."""
+    may_export = user_may(project=project, user=user, action="export")
+    may_import = user_may(project=project, user=user, action="manage")
+    kinds = [kind for kind, allowed in ((DataJob.EXPORT, may_export), (DataJob.IMPORT, may_import)) if allowed]
+    return {
+        "project": project, "may_export": may_export, "may_import": may_import,
+        "jobs": list(DataJob.objects.filter(project=project, kind__in=kinds).select_related("user")[:RECENT_JOBS]),
+        "form": form or BundleUploadForm(),
+    }
+
+
+@register.simple_tag(takes_context=True)
+def project_data(context, project):
+    request = context.get("request")
+    if request is None:
+        return ""
+    data = data_section_context(project=project, user=request.user)
+    if not (data["may_export"] or data["may_import"]):
+        return ""
+    return render_to_string("grading/_data_section.html", data, request=request)

@@ -1,0 +1,233 @@
+/* evalsite adjudication page.
+ *
+ * Every decision, confidence, category and note is saved at once through htmx; the server
+ * answers with the criterion row (and the progress out of band). A save that did not reach the
+ * server is never lost quietly: the row says so (htmx 2 does not swap error answers).
+ *
+ * Keyboard: the highlighted row is the one keys act on; it moves only with j/k (or the arrows),
+ * d (next disputed criterion still open) or a click, never by itself, and a folded row must be
+ * opened (o) before keys decide it. Digits (and c) give the final decision, C/P/U the
+ * confidence, g goes to the error category, n to the note, Enter to the next item, ? shows the
+ * help. No shortcut fires while a field has focus; Escape leaves the field.
+ *
+ * A row sends one request at a time: the answer replaces the row (with a new revision), so a
+ * second request sent meanwhile would be dropped by htmx or refused as stale. A key or click on a
+ * row that is saving waits and is sent when the row comes back; text typed meanwhile is carried
+ * into the new row. A category chosen with the keyboard is saved when the field is left (Enter,
+ * Escape, Tab), not at every arrow step; the note likewise.
+ */
+(function () {
+  "use strict";
+  const page = document.getElementById("adjudication-page");
+  if (!page) return;
+  let currentId = null;
+  const rows = () => Array.from(document.querySelectorAll("#rubric form.adjudication-row"));
+  const current = () => (currentId && document.getElementById(currentId)) || null;
+  const isOpen = (form) => !!(form && form.querySelector("details") && form.querySelector("details").open);
+  const busy = (form) => form.classList.contains("htmx-request");
+  const deferred = [];  // {id, name, value}: a button (name, value) or the form's fields (name null) to send after the swap
+  const carried = {};  // row id -> what the user was doing in it when its answer arrived
+  let lastInput = "pointer";
+  let leaving = false;  // Enter was pressed while saves were pending: go once they are done
+  let replacing = null;  // the row being swapped out right now
+
+  const idle = () => !deferred.length && !document.querySelector("#rubric form.adjudication-row.htmx-request");
+
+  function send(form, name, value) {
+    if (busy(form)) { deferred.push({ id: form.id, name: name, value: value }); return; }
+    if (!name) { form.requestSubmit(); return; }
+    const button = Array.from(form.querySelectorAll("button[type=submit]")).find((b) => b.name === name && b.value === value);
+    if (button) button.click();
+  }
+
+  function leave() {
+    if (idle()) { window.location.href = document.getElementById("next-item").href; return; }
+    leaving = true;
+  }
+
+  const dirty = (field) => field.matches("select") ? field.dataset.dirty === "true" : field.value !== field.defaultValue;
+
+  function report(elt, why) {
+    const form = elt && elt.closest && elt.closest("form.adjudication-row");
+    if (!form) return;
+    let note = form.querySelector(".send-error");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "error send-error";
+      note.setAttribute("role", "alert");
+      form.querySelector("details").append(note);
+    }
+    note.textContent = "Not saved (" + why + "). Press the button (or the key) again.";
+    // What waited for this row was not sent either; the message above says so.
+    for (let i = deferred.length - 1; i >= 0; i--) if (deferred[i].id === form.id) deferred.splice(i, 1);
+    leaving = false;
+  }
+
+  // Before a row is replaced: remember the field being typed in and unsaved text or category.
+  function remember(form) {
+    const note = form.querySelector("[data-note]");
+    const category = form.querySelector("[data-category]");
+    const active = document.activeElement;
+    carried[form.id] = {
+      note: note && dirty(note) ? note.value : null,
+      category: category && dirty(category) ? category.value : null,
+      focus: active && form.contains(active) && active.matches("[data-note], [data-category]")
+        ? { what: active.matches("[data-note]") ? "[data-note]" : "[data-category]",
+            start: active.selectionStart, end: active.selectionEnd }
+        : null,
+    };
+  }
+
+  function restore(form) {
+    const was = carried[form.id];
+    delete carried[form.id];
+    if (!was) return;
+    const note = form.querySelector("[data-note]");
+    if (note && was.note !== null && note.value !== was.note) note.value = was.note;
+    const category = form.querySelector("[data-category]");
+    if (category && was.category !== null && category.value !== was.category) {
+      category.value = was.category;
+      category.dataset.dirty = "true";
+    }
+    if (was.focus) {
+      const field = form.querySelector(was.focus.what);
+      if (field) {
+        field.focus();
+        if (was.focus.start != null && field.setSelectionRange) field.setSelectionRange(was.focus.start, was.focus.end);
+      }
+    }
+  }
+
+  if (typeof htmx !== "undefined") {
+    htmx.config.timeout = 15000;
+    document.body.addEventListener("htmx:responseError", (e) => report(e.detail.elt, "server answered " + e.detail.xhr.status));
+    document.body.addEventListener("htmx:sendError", (e) => report(e.detail.elt, "no connection"));
+    document.body.addEventListener("htmx:timeout", (e) => report(e.detail.elt, "no answer"));
+    document.body.addEventListener("htmx:beforeSwap", (e) => {
+      const form = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("form.adjudication-row");
+      if (form && e.detail.shouldSwap) { remember(form); replacing = form; }
+    });
+    const swappedRow = (e) => (e.target.matches && e.target.matches("form.adjudication-row") ? e.target : null);
+    document.body.addEventListener("htmx:afterSwap", (e) => {
+      const form = swappedRow(e);
+      if (form) { replacing = null; restore(form); }
+      if (document.activeElement && !document.activeElement.isConnected) document.body.focus();
+    });
+    // Until it settles, htmx gives the new row the old one's attributes (its classes included,
+    // htmx-request among them): the highlight and what waited are applied after that.
+    document.body.addEventListener("htmx:afterSettle", (e) => {
+      const form = swappedRow(e);
+      highlight(current());
+      for (let i; form && (i = deferred.findIndex((d) => d.id === form.id)) >= 0;) {
+        const next = deferred.splice(i, 1)[0];
+        // A waiting save of the note or category that an earlier request already carried: nothing to send.
+        if (!next.name && !Array.from(form.querySelectorAll("[data-note], [data-category]")).some(dirty)) continue;
+        send(form, next.name, next.value);
+        break;
+      }
+      if (leaving && idle()) leave();
+    });
+  }
+
+  function highlight(form) {
+    rows().forEach((r) => {
+      const on = r === form;
+      r.classList.toggle("focused", on);
+      if (on) r.setAttribute("aria-current", "true"); else r.removeAttribute("aria-current");
+    });
+    if (form) currentId = form.id;
+  }
+
+  function move(step) {
+    const all = rows();
+    if (!all.length) return;
+    const at = all.indexOf(current());
+    const next = all[Math.max(0, Math.min(all.length - 1, at < 0 ? 0 : at + step))];
+    highlight(next);
+    next.scrollIntoView({ block: "nearest" });
+  }
+
+  function toggleHelp() {
+    const help = document.getElementById("help");
+    help.hidden = !help.hidden;
+  }
+
+  document.addEventListener("click", (e) => {
+    if (e.target.closest("[data-help-toggle]")) { toggleHelp(); return; }
+    const form = e.target.closest("form.adjudication-row");
+    if (form) highlight(form);
+  });
+  // A click (or a key's click) on a row that is saving waits for the row's answer.
+  document.addEventListener("click", (e) => {
+    const button = e.target.closest && e.target.closest("form.adjudication-row button[type=submit]");
+    if (!button || !busy(button.form)) return;
+    e.preventDefault();
+    e.stopPropagation();
+    send(button.form, button.name, button.value);
+  }, true);
+  document.addEventListener("keydown", () => { lastInput = "key"; }, true);
+  document.addEventListener("pointerdown", () => { lastInput = "pointer"; }, true);
+  // A category picked with the mouse is saved at once; stepped through with the keyboard, it is
+  // saved when the field is left (each arrow step would otherwise be a save).
+  document.addEventListener("change", (e) => {
+    if (!e.target.matches("select[data-category]")) return;
+    if (lastInput === "key" && document.activeElement === e.target) { e.target.dataset.dirty = "true"; return; }
+    send(e.target.form);
+  });
+  document.addEventListener("focusout", (e) => {
+    const field = e.target;
+    if (!field.matches || !field.matches("form.adjudication-row [data-note], form.adjudication-row [data-category]")) return;
+    // Not when the row is being replaced: its text is carried into the new row, still unsaved.
+    if (field.isConnected && field.form !== replacing && dirty(field)) send(field.form);
+  });
+
+  document.addEventListener("keydown", (e) => {
+    const field = e.target.closest && e.target.closest("input, textarea, select, [contenteditable]");
+    if (field) {
+      // Leaving the note or the category saves it (focusout); Enter there saves and leaves too.
+      if (e.key === "Escape" || (e.key === "Enter" && field.matches("[data-note], [data-category]"))) {
+        field.blur(); document.body.focus(); e.preventDefault();
+      }
+      return;  // typing: no shortcut fires
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    // Enter on a button, link or summary reached with Tab presses it, as everywhere else.
+    if (e.key === "Enter" && e.target.closest && e.target.closest("button, a, summary")) return;
+    const help = document.getElementById("help");
+    if (e.key === "?") { toggleHelp(); e.preventDefault(); return; }
+    if (e.key === "Escape" && !help.hidden) { help.hidden = true; return; }
+    if (e.key === "j" || e.key === "ArrowDown") { move(1); e.preventDefault(); return; }
+    if (e.key === "k" || e.key === "ArrowUp") { move(-1); e.preventDefault(); return; }
+    if (e.key === "Enter") { e.preventDefault(); leave(); return; }
+    if (e.key === "d") {
+      const all = rows();
+      const at = all.indexOf(current());
+      const next = all.slice(at + 1).concat(all.slice(0, at + 1))
+        .find((r) => r.dataset.disputed === "true" && !r.classList.contains("decided"));
+      if (next) { highlight(next); next.scrollIntoView({ block: "nearest" }); e.preventDefault(); }
+      return;
+    }
+    const form = current();
+    if (!form) return;
+    if (e.key === "o") {
+      const details = form.querySelector("details");
+      details.open = !details.open;
+      e.preventDefault();
+      return;
+    }
+    if (!isOpen(form)) return;  // a folded row is never decided by a key: open it first
+    if (e.key === "n" || e.key === "g") {
+      const target = form.querySelector(e.key === "n" ? "[data-note]" : "[data-category]");
+      if (target) {
+        e.preventDefault();
+        target.focus();
+        if (target.setSelectionRange) target.setSelectionRange(target.value.length, target.value.length);  // type after the note
+      }
+      return;
+    }
+    const button = Array.from(form.querySelectorAll("button[data-key]")).find((b) => b.dataset.key === e.key);
+    if (button) { e.preventDefault(); button.click(); }
+  });
+
+  highlight(rows().find((r) => r.dataset.disputed === "true") || rows()[0] || null);
+})();

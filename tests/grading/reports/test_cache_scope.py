@@ -1,0 +1,117 @@
+"""The report cache is per project: a change in one project leaves another project's cached
+reports in place (the fingerprint reads only the project's own tables), while the project's
+own label edits, admin edits and settings make a new key. A report whose computation fails
+shows its error on the page, with a retry, instead of polling."""
+import logging
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.models import Cohort, Criterion, Label, Project, Response
+from annotation.services import label_save
+from grading.bundles import bundle_import
+from grading.reports import pages
+from grading.reports.cache import report_key
+from grading.reports.services import agreement_report
+from grading.selectors import project_fingerprint
+from tests.bundles import bundle_parts, write_bundle
+from tests.roles import grant
+
+
+@pytest.fixture
+def two_projects(mini_project, tmp_path):
+    parts = bundle_parts()
+    parts["project"].update(slug="other", name="Another study")
+    bundle_import(path=write_bundle(tmp_path / "other", parts))
+    return mini_project, Project.objects.get(slug="other")
+
+
+def _flip(project, annotator="ann1", response="r1", criterion="c1-ecg"):
+    label = Label.objects.select_related("annotator", "cohort", "response", "criterion").get(
+        project=project, annotator__username=annotator, response__external_id=response, criterion__external_id=criterion)
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, verdict="not_met" if label.verdict == "met" else "met")
+
+
+def test_a_label_saved_in_one_project_leaves_the_others_reports_cached(two_projects, monkeypatch):
+    mini, other = two_projects
+    before = agreement_report(project="other", a="cohort:group-1", b="cohort:group-2")
+    prints = {p.slug: project_fingerprint(project=p) for p in (mini, other)}
+    _flip(mini)
+    assert project_fingerprint(project=other) == prints["other"]
+    assert project_fingerprint(project=mini) != prints["mini"]
+
+    # The other project's report is read from the cache: computing it again would fail loudly.
+    from grading.reports import agreement as agreement_module
+
+    def must_not_compute(**kwargs):
+        raise AssertionError("recomputed although nothing of this project changed")
+
+    monkeypatch.setattr(agreement_module, "agreement_compute", must_not_compute)
+    assert agreement_report(project="other", a="cohort:group-1", b="cohort:group-2") == before
+    with pytest.raises(AssertionError, match="recomputed"):
+        agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")
+
+
+def test_admin_edits_and_settings_make_a_new_key_for_their_project_only(two_projects, client):
+    mini, other = two_projects
+    admin = get_user_model().objects.create_superuser("boss", password="pw")
+    client.force_login(admin)
+    prints = {p.slug: project_fingerprint(project=p) for p in (mini, other)}
+    cohort = Cohort.objects.get(project=mini, name="group-2")
+    response = client.post(f"/admin/annotation/cohort/{cohort.pk}/change/", {
+        "project": mini.pk, "name": "group-two", "position": 1,
+        "memberships-TOTAL_FORMS": 0, "memberships-INITIAL_FORMS": 0,
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert project_fingerprint(project=mini) != prints["mini"]
+    assert project_fingerprint(project=other) == prints["other"]
+    Project.objects.filter(pk=other.pk).update(coverage_k=7)
+    assert project_fingerprint(project=other) != prints["other"]
+
+
+def test_the_key_of_a_report_reading_two_projects_follows_both(two_projects):
+    mini, other = two_projects
+    params = {"a": "cohort:group-1", "b": "other:cohort:group-2"}
+    key = report_key(projects=[mini, other], name="agreement", params=params)
+    _flip(other, annotator="ann3")
+    assert report_key(projects=[mini, other], name="agreement", params=params) != key
+
+
+def test_a_report_that_raises_shows_its_error_and_can_be_retried(mini_project, client, monkeypatch, caplog):
+    staff = grant(get_user_model().objects.create_user("researcher-x", password="pw"), mini_project, "viewer")
+    client.force_login(staff)
+
+    def broken(**kwargs):
+        raise RuntimeError("the disk is full\nsecond line of detail")
+
+    monkeypatch.setitem(pages.PAGE_FUNCTIONS, "agreement", broken)
+    with caplog.at_level(logging.ERROR, logger="grading.reports.tasks"):
+        html = client.get("/projects/mini/reports/agreement/").content.decode()
+    assert 'id="report-error"' in html and "RuntimeError: the disk is full" in html and "second line" not in html
+    assert 'name="retry"' in html and "Computing this report" not in html
+    assert [r.levelname for r in caplog.records if "report page 'agreement'" in r.getMessage()] == ["ERROR"]
+    assert caplog.records[-1].exc_info is not None  # the traceback is in the log, not on the page
+
+    monkeypatch.setitem(pages.PAGE_FUNCTIONS, "agreement", pages.agreement_page)
+    assert "the disk is full" in client.get("/projects/mini/reports/agreement/").content.decode()  # still the stored failure
+    response = client.post("/projects/mini/reports/agreement/", {"retry": "1"})
+    assert response.status_code == 302 and response["Location"] == "/projects/mini/reports/agreement/"
+    html = client.get("/projects/mini/reports/agreement/").content.decode()
+    assert "the disk is full" not in html and 'id="report-error"' not in html and "group-1" in html
+
+
+def test_a_domain_error_is_shown_without_a_retry(mini_project, client):
+    staff = grant(get_user_model().objects.create_user("researcher-y", password="pw"), mini_project, "viewer")
+    client.force_login(staff)
+    html = client.get("/projects/mini/reports/agreement/?a=cohort:nobody&b=cohort:group-2").content.decode()
+    assert "unknown cohort" in html and 'name="retry"' not in html
+
+
+def test_response_and_criterion_deletions_are_seen(mini_project):
+    before = project_fingerprint(project=mini_project)
+    Response.objects.filter(project=mini_project, external_id="r4").delete()
+    assert project_fingerprint(project=mini_project) != before
+    before = project_fingerprint(project=mini_project)
+    Criterion.objects.filter(project=mini_project, external_id="length").delete()
+    assert project_fingerprint(project=mini_project) != before

@@ -1,0 +1,183 @@
+"""Gold export and bundle import from the browser, as background jobs (issue 10, point 7): who may
+start them, the .zip and its manifest (every hash verifies, counts by provenance), adjudications
+travelling in the bundle, the upload limit and the all-or-nothing import, and export → import into
+an empty database → identical gold and metrics."""
+import hashlib
+import io
+import json
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import CaseQuality, Criterion, Label, Project, Response
+from grading.adjudication.services import adjudication_record
+from grading.models import Adjudication, AdjudicationHistory, DataJob
+from grading.reports.services import agreement_report, coverage_report, scores_report
+from tests.bundles import bundle_parts, write_bundle
+from tests.roles import grant
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture(autouse=True)
+def jobs_dir(settings, tmp_path):
+    settings.EVALSITE_JOBS_DIR = tmp_path / "jobs"
+    from django.core.cache import cache
+
+    cache.clear()
+    return settings.EVALSITE_JOBS_DIR
+
+
+def user(name, project=None, role=None, **extra):
+    made = get_user_model().objects.create_user(name, password="pw", **extra)
+    if project is not None and role:
+        grant(made, project, role)
+    return made
+
+
+def adjudicate(project, adjudicator):
+    r2, ecg = Response.objects.get(external_id="r2"), Criterion.objects.get(external_id="c1-ecg")
+    return adjudication_record(response=r2, criterion=ecg, user=adjudicator, verdict="met", confidence="probable",
+                               category="annotator_slip", note="ECG is implied by 'cardiac workup'")
+
+
+def export_zip(client, project, django_capture_on_commit_callbacks) -> tuple[DataJob, bytes]:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/projects/{project.slug}/export/", **HTMX)
+    assert response.status_code == 200 and 'id="data-section"' in response.content.decode()
+    job = DataJob.objects.filter(project=project, kind="export").latest("pk")
+    assert job.status == "finished", job.error
+    download = client.get(f"/jobs/{job.pk}/download/")
+    assert download.status_code == 200 and download["Content-Type"] == "application/zip"
+    return job, b"".join(download.streaming_content)
+
+
+def test_an_adjudicator_exports_gold_and_every_hash_verifies(mini_project, client, django_capture_on_commit_callbacks):
+    adjudicator = user("adj", mini_project, "adjudicator")
+    adjudicate(mini_project, adjudicator)
+    client.force_login(adjudicator)
+    job, data = export_zip(client, mini_project, django_capture_on_commit_callbacks)
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    files = {name.split("/", 1)[1]: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(files.pop("manifest.json"))
+    assert set(manifest["files"]) == set(files)
+    for name, content in files.items():
+        assert hashlib.sha256(content).hexdigest() == manifest["files"][name], name
+    assert manifest["provenance"] == {"agreed": 10, "adjudicated": 1, "single-cohort": 0, "unresolved": 0}
+    gold = {(g["response_id"], g["criterion_id"]): g for g in map(json.loads, files["gold.jsonl"].splitlines())}
+    settled = gold[("r2", "c1-ecg")]
+    assert (settled["provenance"], settled["verdict"], settled["adjudicator"], settled["confidence"], settled["category"]) == (
+        "adjudicated", "met", "adj", "probable", "annotator_slip")
+    assert settled["cohort_decisions"] == {"group-1": {"verdict": "not_met"}, "group-2": {"verdict": "met"}}
+    [line] = files["adjudications.jsonl"].splitlines()
+    assert json.loads(line) == {"response_id": "r2", "criterion_id": "c1-ecg", "verdict": "met", "adjudicator": "adj",
+                                "confidence": "probable", "category": "annotator_slip",
+                                "note": "ECG is implied by 'cardiac workup'"}
+    rows = files["gold.csv"].decode().splitlines()
+    assert rows[0].startswith("response_id,criterion_id,case_id,model,difficulty,verdict") and len(rows) == 12
+    assert job.result["provenance"]["adjudicated"] == 1
+
+
+def test_who_may_export_and_import(mini_project, client, django_capture_on_commit_callbacks):
+    upload = SimpleUploadedFile("mini.zip", b"PK", content_type="application/zip")
+    for role, export, imports in ((None, 404, 404), ("viewer", 403, 403), ("adjudicator", 200, 403), ("manager", 200, 200)):
+        someone = user(f"u-{role}", mini_project, role, is_staff=True)
+        client.force_login(someone)
+        with django_capture_on_commit_callbacks(execute=False):
+            assert client.post("/projects/mini/export/", **HTMX).status_code == export, role
+            upload.seek(0)
+            assert client.post("/projects/mini/import/", {"bundle": upload}, **HTMX).status_code == imports, role
+        assert client.post("/projects/import/", {"bundle": upload}).status_code == 403  # new projects: superusers
+    stranger = user("stranger", is_staff=True)
+    job = DataJob.objects.filter(kind="export").first()
+    client.force_login(stranger)
+    assert client.get(f"/jobs/{job.pk}/").status_code == 404
+    assert client.get(f"/jobs/{job.pk}/download/").status_code == 404
+
+
+def test_export_import_into_an_empty_database_reproduces_gold_and_metrics(
+        mini_project, client, django_capture_on_commit_callbacks):
+    adjudicator = user("adj", mini_project, "adjudicator")
+    adjudicate(mini_project, adjudicator)
+    CaseQuality.objects.create(project=mini_project, case=mini_project.cases.get(external_id="c2"), flagged=True, excluded=True)
+    reports = {
+        "agreement": agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")["summary"],
+        "gold": agreement_report(project="mini", a="gold", b="judge:judge-a")["summary"],
+        "coverage": coverage_report(project="mini", source="gold", k=1)["by_model"],
+        "scores": scores_report(project="mini", source="gold")["responses"],
+    }
+    client.force_login(adjudicator)
+    _, first = export_zip(client, mini_project, django_capture_on_commit_callbacks)
+
+    Project.objects.all().delete()  # the empty database: no project, no labels, no gold
+    assert not Label.objects.exists() and not Adjudication.objects.exists()
+    root = user("root", is_superuser=True, is_staff=True)
+    client.force_login(root)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/projects/import/", {"bundle": SimpleUploadedFile("mini-gold.zip", first)})
+    job = DataJob.objects.filter(kind="import").latest("pk")
+    assert response.status_code == 302 and job.status == "finished", job.error
+    assert job.result["adjudications"] == 1 and job.result["labels"] == 34 - 6  # not the 6 labels of the excluded case
+    project = Project.objects.get(slug="mini")
+    assert AdjudicationHistory.objects.filter(adjudication__project=project, action="import").count() == 1
+    assert reports == {
+        "agreement": agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")["summary"],
+        "gold": agreement_report(project="mini", a="gold", b="judge:judge-a")["summary"],
+        "coverage": coverage_report(project="mini", source="gold", k=1)["by_model"],
+        "scores": scores_report(project="mini", source="gold")["responses"],
+    }
+    grant(root, project, "manager")
+    _, second = export_zip(client, project, django_capture_on_commit_callbacks)
+    a, b = zipfile.ZipFile(io.BytesIO(first)), zipfile.ZipFile(io.BytesIO(second))
+    for name in a.namelist():
+        if not name.endswith("manifest.json"):
+            assert a.read(name) == b.read(name), name
+
+
+def test_an_import_is_all_or_nothing_and_names_the_first_error(mini_project, client, tmp_path,
+                                                               django_capture_on_commit_callbacks):
+    manager = user("boss", mini_project, "manager")
+    client.force_login(manager)
+    parts = bundle_parts()
+    parts["labels"][4]["verdict"] = "maybe"
+    bundle = write_bundle(tmp_path / "bad", parts)
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in bundle.iterdir():
+            archive.write(path, f"mini/{path.name}")
+    before = Label.objects.count(), Label.objects.order_by("pk").values_list("verdict", flat=True)[4]
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("bad.zip", data.getvalue())})
+    job = DataJob.objects.get(kind="import")
+    assert job.status == "failed" and job.error.startswith("labels.jsonl line 5") and "'maybe'" in job.error
+    assert (Label.objects.count(), Label.objects.order_by("pk").values_list("verdict", flat=True)[4]) == before
+    html = client.get("/projects/mini/").content.decode()
+    assert "Failed: labels.jsonl line 5" in html
+
+
+def test_a_bundle_of_another_project_and_a_file_too_large_are_refused(mini_project, client, settings, tmp_path,
+                                                                      django_capture_on_commit_callbacks):
+    manager = user("boss", mini_project, "manager")
+    client.force_login(manager)
+    parts = bundle_parts()
+    parts["project"]["slug"] = "other"
+    bundle = write_bundle(tmp_path / "other", parts)
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in bundle.iterdir():
+            archive.write(path, path.name)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("other.zip", data.getvalue())})
+    job = DataJob.objects.get(kind="import")
+    assert job.status == "failed" and "this bundle is for project 'other', not 'mini'" in job.error
+    assert not Project.objects.filter(slug="other").exists()
+    settings.EVALSITE_MAX_UPLOAD_BYTES = 1000
+    html = client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("big.zip", b"x" * 5000)}, **HTMX).content.decode()
+    assert "the file is 5.0 kB; the limit is 1.0 kB" in html
+    html = client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("huge.zip", b"x" * 200_000)}, **HTMX).content.decode()
+    assert "the upload is larger than the limit of 1.0 kB" in html  # refused from the request's length alone
+    html = client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("notes.txt", b"x")}, **HTMX).content.decode()
+    assert "upload the bundle as a .zip" in html
+    assert DataJob.objects.count() == 1

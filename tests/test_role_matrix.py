@@ -1,0 +1,621 @@
+"""The role matrix (issue 10): every URL pattern of the site, requested by every kind of user.
+
+Principals: anonymous, a user without any role, an ``is_staff`` user without any role, a viewer,
+an adjudicator and a manager of project ``mini``, and a superuser. Nobody but the superuser has a
+role in the second project, ``other``. Each URL is requested in up to three variants: ``own`` (a
+URL of ``mini`` with ``mini``'s objects), ``other`` (the same URL for ``other`` and its objects)
+and ``mixed`` (``mini``'s slug with an object id of ``other``). The expected status follows one
+rule, written out in ``expected`` below:
+
+- anonymous: pages redirect to the site's login page (``/accounts/login/``), the API answers 401/403;
+- a user without a role in the project (also ``is_staff``): 404, the project's existence is not revealed;
+- a role that does not allow the URL's action: 403; an allowed role and superusers: the page's own
+  status (200, or 302 after a form post); an object of another project under one's own slug: 404;
+- labeling and review URLs belong to cohort members (annotators, checkers), not to roles: 404 for
+  every principal here, superusers included (``test_cohort_urls_reach_their_members`` shows the
+  same URLs do answer their owners);
+- a GET of a POST-only URL: 405 for every signed-in user.
+
+Every refused request (anything but the allowed status) must leave every row of the
+``annotation`` and ``grading`` apps as it was. ``test_every_url_pattern_is_in_the_matrix`` fails
+when a URL pattern is added without a row here, so no new view escapes the check.
+
+The data is built once for the module inside a transaction that is rolled back at the end, and
+each test runs in a savepoint of its own. Work that views queue with ``transaction.on_commit``
+(judge runs, data jobs) therefore never runs: nothing is judged, nothing leaves the machine.
+Report pages show a stub result (``report_page_stub``); their figures are tests/grading/reports'.
+"""
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import unescape
+from types import SimpleNamespace
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
+from django.test import Client, override_settings
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
+
+from tests.bundles import bundle_parts, write_bundle
+from tests.roles import grant
+
+# Each test in a transaction rolled back after it, inside the module's own (see ``site``).
+pytestmark = pytest.mark.django_db
+
+PRINCIPALS = ("anonymous", "nobody", "staff", "viewer", "adjudicator", "manager", "superuser")
+ROLES = {"viewer": "viewer", "adjudicator": "adjudicator", "manager": "manager"}  # principal -> role in mini
+# Who may do what, as issue 10 states it (deliberately not read from annotation.access, which it checks).
+ALLOWED = {
+    "view": {"viewer", "adjudicator", "manager"},
+    "inspect": {"adjudicator", "manager"},
+    "adjudicate": {"adjudicator", "manager"},
+    "export": {"adjudicator", "manager"},
+    "manage": {"manager"},
+}
+LOGIN = "/accounts/login/"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+# URL patterns that are not in the matrix, each with the reason.
+SKIPPED_NAMESPACES = {"admin": "the Django admin: its ModelAdmin classes ask annotation.access themselves (annotation/admin.py)"}
+SKIPPED = {
+    "login": "the site's login page, public by nature",
+    "logout": "signs the current user out; no project data",
+    "password_change": "the user's own account, not a project's",
+    "password_change_done": "the user's own account, not a project's",
+    "password_reset": "account recovery, public by nature",
+    "password_reset_done": "account recovery, public by nature",
+    "password_reset_confirm": "account recovery, public by nature",
+    "password_reset_complete": "account recovery, public by nature",
+    "api-schema": "the OpenAPI description of the endpoints; it holds no project data",
+}
+
+
+# --- the data -------------------------------------------------------------------------------
+
+
+def report_page_stub(*, project, page: str, params: dict) -> dict:
+    """What a report page shows here instead of its figures (tests/grading/reports computes those; at
+    about a second a page they would be most of this module's time): an error line and one table."""
+    return {"error": f"{page} is not computed in the role matrix", "tables": {"figures": {"columns": ["n"], "rows": [[1]]}}}
+
+
+# A case without responses, for quality control to draw and flag without changing any report's figures.
+QUIET_CASE = {"case_id": "c3", "prompt": "A case nobody answered."}
+
+
+def _mini_parts() -> dict:
+    parts = bundle_parts()
+    parts["cases"].append(QUIET_CASE)
+    return parts
+
+
+def _other_parts() -> dict:
+    """The mini bundle as a second project whose names are distinctive, so that a leak shows."""
+    parts = _mini_parts()
+    cohorts = {"group-1": "hidden-cohort-1", "group-2": "hidden-cohort-2"}
+    parts["project"].update(slug="other", name="Hidden study", description="HIDDEN-PROJECT-DESCRIPTION",
+                            cohorts=[{"name": name} for name in cohorts.values()])
+    parts["project"]["judges"][0]["name"] = "hidden-judge"
+    for row in parts["responses"]:
+        row["response_id"] = f"o-{row['response_id']}"
+    for row in parts["labels"]:
+        row["response_id"], row["cohort"] = f"o-{row['response_id']}", cohorts[row["cohort"]]
+    for row in parts["judgments"]:
+        row["response_id"], row["judge"] = f"o-{row['response_id']}", "hidden-judge"
+    return parts
+
+
+def _project_objects(slug: str, starter, jobs_dir) -> SimpleNamespace:
+    """The ids a URL of the project needs, each in a state in which an allowed request changes
+    something (so that a refused one could have): a submitted and an open assignment, a running and
+    a stopped judge run, a case drawn for audit and flagged by screening, a finished export with
+    its file and a queued import."""
+    from annotation.assignments import assignments_create
+    from annotation.models import Assignment, Case, CaseQuality, Cohort, CohortMembership, Criterion, Project
+    from grading.models import DataJob, Judge, JudgeRun
+
+    project = Project.objects.get(slug=slug)
+    cohort = Cohort.objects.filter(project=project).order_by("position").first()
+    assignments_create(cohort=cohort)
+    submitted = Assignment.objects.filter(cohort=cohort).order_by("position", "pk").first()
+    # Submitted, so that the cohort's checker has an item to review (test_cohort_urls_reach_their_members).
+    Assignment.objects.filter(pk=submitted.pk).update(status=Assignment.SUBMITTED, submitted_at=timezone.now())
+    # The bundle's annotators labelled every response; a cohort without labels has assignments that can be reassigned.
+    fresh = Cohort.objects.create(project=project, name="fresh", position=9)
+    for username in ("fresh1", "fresh2"):
+        user = get_user_model().objects.get_or_create(username=username)[0]
+        CohortMembership.objects.create(project=project, cohort=fresh, user=user, role=CohortMembership.ANNOTATOR)
+    assignments_create(cohort=fresh, overlap=1)
+    unopened = Assignment.objects.filter(cohort=fresh).select_related("annotator").order_by("position", "pk").first()
+    reassign_to = "fresh2" if unopened.annotator.username == "fresh1" else "fresh1"
+    response = submitted.response
+    criterion = Criterion.objects.filter(project=project, case=response.case).order_by("pk").first()
+    judge = Judge.objects.get(project=project)
+    running = JudgeRun.objects.create(judge=judge, status=JudgeRun.RUNNING, created_by=starter)
+    stopped = JudgeRun.objects.create(judge=judge, status=JudgeRun.STOPPED, created_by=starter)
+    # The case without responses drawn for audit and flagged by an earlier screening (its exclusion changes no figure).
+    quiet = Case.objects.get(project=project, external_id=QUIET_CASE["case_id"])
+    CaseQuality.objects.create(project=project, case=quiet, flagged=True, excluded=True, audit_sampled=True,
+                               screen_accuracy_pct=100.0, screen_threshold_pct=50.0, screen_source="gold",
+                               screen_models=["model-b"])
+    export = DataJob.objects.create(kind=DataJob.EXPORT, project=project, user=starter, status=DataJob.FINISHED)
+    (jobs_dir / str(export.pk)).mkdir(parents=True)
+    (jobs_dir / str(export.pk) / f"{slug}-gold.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    DataJob.objects.filter(pk=export.pk).update(file=f"{export.pk}/{slug}-gold.zip")
+    imported = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=starter, status=DataJob.QUEUED)
+    return SimpleNamespace(
+        project=project, slug=slug, response=response.pk, response_external_id=response.external_id,
+        criterion=criterion.pk, qc_case=quiet.pk, cohort=cohort.pk, cohort_name=cohort.name,
+        assignment=submitted.pk, open_assignment=unopened.pk, reassign_to=reassign_to, judge=judge.pk,
+        running_run=running.pk, stopped_run=stopped.pk, export_job=export.pk, import_job=imported.pk,
+    )
+
+
+@pytest.fixture(scope="module")
+def site(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Both projects, their objects and the principals' sessions, built once and rolled back at the
+    end; the ``django_db`` mark runs each test in a savepoint of its own inside."""
+    from grading.bundles import bundle_import
+
+    jobs_dir = tmp_path_factory.mktemp("jobs")
+    with (django_db_blocker.unblock(), override_settings(EVALSITE_JOBS_DIR=jobs_dir), pytest.MonkeyPatch.context() as patch,
+          transaction.atomic()):
+        patch.setattr("grading.reports.tasks.report_page_compute", report_page_stub)
+        cache.clear()
+        bundle_import(path=write_bundle(tmp_path_factory.mktemp("mini"), _mini_parts()))
+        bundle_import(path=write_bundle(tmp_path_factory.mktemp("other"), _other_parts()))
+        User = get_user_model()
+        starter = User.objects.create_user("starter", password="pw")
+        users = {
+            "nobody": User.objects.create_user("nobody", password="pw"),
+            "staff": User.objects.create_user("staffer", password="pw", is_staff=True),
+            "viewer": User.objects.create_user("viewer", password="pw", is_staff=True),
+            "adjudicator": User.objects.create_user("adjudicator", password="pw", is_staff=True),
+            "manager": User.objects.create_user("manager", password="pw", is_staff=True),
+            "superuser": User.objects.create_superuser("root", password="pw"),
+        }
+        mini, other = _project_objects("mini", starter, jobs_dir), _project_objects("other", starter, jobs_dir)
+        for principal, role in ROLES.items():
+            grant(users[principal], mini.project, role)
+        for project in (mini.project, other.project):
+            grant(starter, project, "manager")
+        sessions = {}
+        for principal, user in users.items():
+            client = Client()
+            client.force_login(user)
+            sessions[principal] = client.cookies[settings.SESSION_COOKIE_NAME].value
+        yield SimpleNamespace(mini=mini, other=other, users=users, sessions=sessions)
+        transaction.set_rollback(True)
+        cache.clear()  # report results of rows that are gone
+
+
+def client_for(site, principal: str) -> Client:
+    """A client signed in as ``principal``, with the session made once for the module."""
+    client = Client()
+    if principal != "anonymous":
+        client.cookies[settings.SESSION_COOKIE_NAME] = site.sessions[principal]
+    return client
+
+
+def state() -> dict:
+    """Every row of the annotation and grading apps: what a refused request must leave alone."""
+    tables = [m._meta.db_table for name in ("annotation", "grading") for m in apps.get_app_config(name).get_models()]
+    with connection.cursor() as cursor:  # plain SQL: this runs twice for every refused POST
+        rows = {}
+        for table in tables:
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)} ORDER BY 1")
+            rows[table] = cursor.fetchall()
+    return rows
+
+
+# --- the matrix -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Url:
+    """One row of the matrix.
+
+    ``rule``: an action of ``annotation.access`` (view, inspect, adjudicate, export, manage);
+    "cohort" for the annotators' and checkers' URLs (404 for every principal here); "signed-in"
+    for what every signed-in user gets alike; "superuser" for what only superusers may do.
+    ``get`` / ``post``: the status of an allowed GET / POST; None when the URL takes no GET
+    (405) or no POST (none is sent). ``data`` builds the POST's form from (home, target), the
+    projects of the slug and of the object ids. ``changes``: an allowed POST writes rows, which
+    shows that the same POST, refused, would have had something to write.
+    """
+
+    name: str
+    kwargs: Callable[[SimpleNamespace, SimpleNamespace], dict]
+    rule: str
+    get: int | None = 200
+    post: int | None = None
+    data: Callable[[SimpleNamespace, SimpleNamespace], dict] = lambda h, t: {}
+    changes: bool = False
+    query: Callable[[SimpleNamespace, SimpleNamespace], str] = lambda h, t: ""
+    label: str = ""
+    headers: dict = field(default_factory=dict)
+    variants: tuple[str, ...] = ("own", "other")
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}+{self.label}" if self.label else self.name
+
+    @property
+    def api(self) -> bool:
+        return self.name.startswith("api-")
+
+    def path(self, home, target) -> str:
+        return reverse(self.name, kwargs=self.kwargs(home, target)) + self.query(home, target)
+
+
+ALL = ("own", "other", "mixed")  # the URLs with a slug and an object id also get "mixed"
+
+
+def slug(h, t):
+    return {"slug": h.slug}
+
+
+def nothing(h, t):
+    return {}
+
+
+def upload(h, t) -> dict:
+    return {"bundle": SimpleUploadedFile("bundle.zip", b"PK\x05\x06" + bytes(18), content_type="application/zip")}
+
+
+def judge_form(h, t) -> dict:
+    """A valid new judge of the judges page (an offline baseline: nothing is called)."""
+    fields = {"name": "matrix-judge", "backend": "baseline", "model": "lexical", "condition": "anonymized",
+              "temperature": "0", "samples": "1", "concurrency": "1", "max_retries": "0", "timeout_seconds": "60",
+              "shuffle_seed": "0", "min_evidence": "0", "few_shot_k": "0", "few_shot_seed": "0", "json_mode": "on",
+              "price_in_per_mtok": "0", "price_out_per_mtok": "0"}
+    return {"action": "judge", **{f"judge-{name}": value for name, value in fields.items()}}
+
+
+REPORT_PAGES = ("agreement", "coverage", "judges", "bias", "calibration")
+
+MATRIX: list[Url] = [
+    # the project page, the report pages with their CSV and their retry (any role)
+    Url("project-detail", slug, "view"),
+    Url("report-index", slug, "view"),
+    *[Url(f"report-{page}", slug, "view", post=302, data=lambda h, t: {"retry": "1"}) for page in REPORT_PAGES],
+    *[Url(f"report-{page}", slug, "view", label="csv", query=lambda h, t: "?format=csv&table=figures") for page in REPORT_PAGES],
+    Url("report-agreement", slug, "view", label="htmx", headers=HTMX),
+    # side by side and the decisions API (adjudicators and managers)
+    Url("side-by-side-lookup", slug, "inspect", get=302, query=lambda h, t: f"?response={t.response_external_id}", variants=ALL),
+    Url("response-side-by-side", lambda h, t: {"pk": t.response}, "inspect"),
+    Url("api-decisions", slug, "inspect", query=lambda h, t: f"?source=cohort:{t.cohort_name}"),
+    # adjudication (adjudicators and managers)
+    Url("adjudication-queue", slug, "adjudicate"),
+    Url("adjudication-next", slug, "adjudicate", get=302),
+    Url("adjudication-item", lambda h, t: {"slug": h.slug, "response_id": t.response}, "adjudicate", variants=ALL),
+    *[Url("adjudication-save", lambda h, t: {"slug": h.slug, "response_id": t.response, "criterion_id": t.criterion},
+          "adjudicate", get=None, post=status, data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}, changes=True,
+          label=label, headers=headers, variants=ALL) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
+    # gold export (adjudicators and managers) and its job page and file
+    Url("project-export", slug, "export", get=None, post=302, changes=True),
+    Url("project-export", slug, "export", get=None, post=200, changes=True, label="htmx", headers=HTMX),
+    Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
+    Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export+htmx", headers=HTMX),
+    Url("data-job-download", lambda h, t: {"job_id": t.export_job}, "export"),
+    # managers: import, judges and runs, assignments, roles, quality control
+    Url("project-import", slug, "manage", get=None, post=302, data=upload, changes=True),
+    Url("data-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
+    Url("judges-page", slug, "manage", post=302, data=judge_form, changes=True),
+    Url("judge-runs", slug, "manage", headers=HTMX),
+    *[Url("judge-run-start", slug, "manage", get=None, post=status, data=lambda h, t: {"judge": t.judge, "cases": "c1"},
+          changes=True, label=label, headers=headers) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
+    Url("judge-run-stop", lambda h, t: {"slug": h.slug, "run_id": t.running_run}, "manage", get=None, post=302,
+        changes=True, variants=ALL),
+    Url("judge-run-resume", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", get=None, post=302,
+        changes=True, variants=ALL),
+    Url("project-assignments", slug, "manage"),
+    Url("project-assign", slug, "manage", get=None, post=302, changes=True,
+        data=lambda h, t: {"cohort": t.cohort, "overlap": "2", "method": "round_robin"}),
+    Url("project-reassign", lambda h, t: {"slug": h.slug, "assignment_id": t.open_assignment}, "manage", get=None, post=302,
+        data=lambda h, t: {"username": t.reassign_to}, changes=True, variants=ALL),
+    Url("project-reopen", lambda h, t: {"slug": h.slug, "assignment_id": t.assignment}, "manage", get=None, post=302,
+        changes=True, variants=ALL),
+    Url("project-role-update", slug, "manage", get=None, post=302, data=lambda h, t: {"username": "nobody", "role": "manager"},
+        changes=True),
+    Url("qc-page", slug, "manage"),
+    Url("qc-screen", slug, "manage", get=None, post=302, changes=True,
+        data=lambda h, t: {"source": f"cohort:{t.cohort_name}", "models": ["model-a"], "threshold": "50"}),
+    Url("qc-sample", slug, "manage", get=None, post=302, data=lambda h, t: {"share": "1", "seed": "1"}, changes=True),
+    Url("qc-outcome", lambda h, t: {"slug": h.slug, "case_id": t.qc_case}, "manage", get=None, post=302,
+        data=lambda h, t: {"outcome": "remove", "note": "matrix"}, changes=True, variants=ALL),
+    Url("qc-reinstate", lambda h, t: {"slug": h.slug, "case_id": t.qc_case}, "manage", get=None, post=302,
+        data=lambda h, t: {"note": "matrix"}, changes=True, variants=ALL),
+    # not a project's: a new project is the superusers', the home page and "next" are every user's own
+    Url("site-import", nothing, "superuser", get=None, post=302, data=upload, changes=True, variants=("own",)),
+    Url("home", nothing, "signed-in", variants=("own",)),
+    Url("next-item", nothing, "signed-in", get=302, variants=("own",)),
+    Url("api-assignments", nothing, "signed-in", variants=("own",)),
+    # cohort members' URLs: an annotator's assignment, a checker's review (no role reaches them)
+    Url("label-page", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
+    Url("label-save", lambda h, t: {"assignment_id": t.open_assignment, "criterion_id": t.criterion}, "cohort", get=None,
+        post=404, data=lambda h, t: {"verdict": "met"}),
+    Url("label-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
+        data=lambda h, t: {"seconds": "5"}),
+    Url("label-time", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
+        data=lambda h, t: {"seconds": "5"}),
+    Url("review-queue", slug, "cohort"),
+    Url("review-page", lambda h, t: {"response_id": t.response}, "cohort"),
+    Url("review-save", lambda h, t: {"response_id": t.response, "criterion_id": t.criterion}, "cohort", get=None, post=404,
+        data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}),
+    Url("review-complete", lambda h, t: {"response_id": t.response}, "cohort", get=None, post=404),
+    Url("review-assignment", lambda h, t: {"assignment_id": t.assignment}, "cohort"),
+    Url("review-reopen", lambda h, t: {"assignment_id": t.assignment}, "cohort", get=None, post=404),
+    Url("api-assignment", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
+    Url("api-assignment-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404),
+    Url("api-labels", nothing, "cohort", get=None, post=404,
+        data=lambda h, t: {"assignment": t.open_assignment, "criterion": t.criterion, "verdict": "met"}),
+]
+
+
+def expected(url: Url, variant: str, principal: str, method: str) -> int | str:
+    """The status ``principal`` must get: an int, "login" (redirect to the site's login page) or
+    "denied" (the API's 401 or 403 for anonymous users)."""
+    if principal == "anonymous":
+        return "denied" if url.api else "login"
+    allowed = url.get if method == "get" else url.post
+    if allowed is None:
+        return 405
+    if url.rule == "signed-in":
+        return allowed
+    if url.rule == "cohort":
+        return 404
+    if url.rule == "superuser":
+        return allowed if principal == "superuser" else 403
+    if principal == "superuser":
+        return 404 if variant == "mixed" else allowed
+    role = ROLES.get(principal)
+    if variant == "other" or role is None:
+        return 404
+    if role not in ALLOWED[url.rule]:
+        return 403
+    return 404 if variant == "mixed" else allowed
+
+
+def _cases():
+    """(row, variant, principal). Anonymous users and users without a role in mini have no role in
+    either project: for them the other project's variants would repeat the ``own`` one."""
+    for url in MATRIX:
+        for variant in url.variants:
+            for principal in PRINCIPALS:
+                if variant == "own" or principal in ROLES or principal == "superuser":
+                    yield pytest.param(url, variant, principal, id=f"{url.id}-{variant}-{principal}")
+
+
+def _request(client, url: Url, method: str, path: str, home, target):
+    if method == "get":
+        return client.get(path, **url.headers)
+    return client.post(path, url.data(home, target), **url.headers)
+
+
+def _check(response, want, what: str) -> None:
+    got = response.status_code
+    if want == "login":
+        assert got == 302 and response["Location"].startswith(LOGIN + "?next="), (what, got, response.get("Location"))
+    elif want == "denied":
+        assert got in (401, 403), (what, got)
+    else:
+        assert got == want, (what, got, response.get("Location"))
+
+
+@pytest.mark.parametrize(("url", "variant", "principal"), _cases())
+def test_every_url_answers_each_principal_by_the_role_rule(site, url, variant, principal):
+    home = site.mini if variant in ("own", "mixed") else site.other
+    target = site.mini if variant == "own" else site.other
+    path = url.path(home, target)
+    client = client_for(site, principal)
+    for method in ("get", "post"):
+        if method == "post" and url.post is None:
+            continue
+        want = expected(url, variant, principal, method)
+        refused = want != (url.get if method == "get" else url.post) or url.rule == "cohort"
+        before = state() if method == "post" and (refused or url.changes) else None
+        response = _request(client, url, method, path, home, target)
+        if hasattr(response, "streaming_content"):
+            # Read it through the test client's wrapper, which closes the response with Django's
+            # close_old_connections unhooked; response.close() here would close the test's
+            # PostgreSQL connection (it is not in autocommit inside the test's transaction).
+            b"".join(response.streaming_content)
+        what = f"{method.upper()} {path} as {principal}"
+        _check(response, want, what)
+        if before is not None and refused:
+            unchanged = state() == before
+            assert unchanged, f"{what} was refused but changed rows"
+        elif before is not None:
+            wrote = state() != before
+            assert wrote, f"{what} was allowed but wrote nothing: the refusals of this POST prove little"
+
+
+# --- the matrix covers the site -------------------------------------------------------------
+
+
+def url_patterns(resolver=None, prefix: str = "", namespaces: tuple[str, ...] = ()):
+    """(route, name, namespaces) of every URL pattern under the root resolver."""
+    resolver = resolver or get_resolver()
+    for pattern in resolver.url_patterns:
+        if isinstance(pattern, URLResolver):
+            inner = namespaces + ((pattern.namespace,) if pattern.namespace else ())
+            yield from url_patterns(pattern, prefix + str(pattern.pattern), inner)
+        else:
+            assert isinstance(pattern, URLPattern)
+            yield prefix + str(pattern.pattern), pattern.name, namespaces
+
+
+def test_every_url_pattern_is_in_the_matrix():
+    """A URL pattern added without a row in MATRIX (or a reason in SKIPPED) fails here."""
+    patterns = [(route, name) for route, name, spaces in url_patterns() if not set(spaces) & set(SKIPPED_NAMESPACES)]
+    unnamed = [route for route, name in patterns if not name]
+    assert not unnamed, f"name these URL patterns so the role matrix can list them: {unnamed}"
+    names = [name for _, name in patterns]
+    assert len(names) == len(set(names)), "two URL patterns share a name; the matrix could miss one of them"
+    covered = {url.name for url in MATRIX}
+    missing = sorted(set(names) - covered - set(SKIPPED))
+    assert not missing, f"URL patterns missing from the role matrix (add rows to MATRIX): {missing}"
+    assert covered <= set(names), f"rows of MATRIX for URL patterns that are gone: {sorted(covered - set(names))}"
+    assert not set(SKIPPED) & covered and set(SKIPPED) <= set(names)
+
+
+# --- what the issue asks for by name --------------------------------------------------------
+
+
+def test_cohort_urls_reach_their_members(site):
+    """The matrix's 404s for labeling and review URLs come from membership, not from bad ids: the
+    same URLs answer the assignment's annotator and the cohort's checker."""
+    from annotation.models import Assignment
+
+    mini = site.mini
+    client = Client()
+    client.force_login(Assignment.objects.select_related("annotator").get(pk=mini.open_assignment).annotator)
+    for name in ("label-page", "api-assignment"):
+        assert client.get(reverse(name, args=[mini.open_assignment])).status_code == 200, name
+    client.force_login(get_user_model().objects.get(username="chk1"))  # the checker of mini's first cohort
+    assert client.get(reverse("review-queue", args=["mini"])).status_code == 200
+    assert client.get(reverse("review-page", args=[mini.response])).status_code == 200
+    assert client.get(reverse("review-assignment", args=[mini.assignment])).status_code == 302
+
+
+def test_an_adjudicator_cannot_start_a_judge_run_assign_work_or_import(site):
+    """Each attempt is a 403 (the adjudicator has a role in mini) and writes nothing, whether a plain
+    form post or an htmx one; the superusers' new-project import is a 403 too."""
+    from annotation.models import Assignment, ProjectRole
+    from grading.models import DataJob, Judge, JudgeRun
+
+    mini, client = site.mini, client_for(site, "adjudicator")
+    attempts = [
+        ("judge-run-start", [mini.slug], {"judge": mini.judge}),
+        ("judge-run-resume", [mini.slug, mini.stopped_run], {}),
+        ("judge-run-stop", [mini.slug, mini.running_run], {}),
+        ("judges-page", [mini.slug], judge_form(mini, mini)),
+        ("project-assign", [mini.slug], {"cohort": mini.cohort, "overlap": "2", "method": "round_robin"}),
+        ("project-reassign", [mini.slug, mini.open_assignment], {"username": mini.reassign_to}),
+        ("project-reopen", [mini.slug, mini.assignment], {}),
+        ("project-import", [mini.slug], None),
+        ("project-role-update", [mini.slug], {"username": "adjudicator", "role": "manager"}),
+        ("site-import", [], None),
+    ]
+    counts = [JudgeRun.objects.count(), Judge.objects.count(), Assignment.objects.count(), DataJob.objects.count()]
+    before = state()
+    for name, args, data in attempts:
+        for headers in ({}, HTMX):
+            response = client.post(reverse(name, args=args), data if data is not None else upload(mini, mini), **headers)
+            assert response.status_code == 403, (name, headers, response.status_code)
+    assert state() == before
+    assert [JudgeRun.objects.count(), Judge.objects.count(), Assignment.objects.count(), DataJob.objects.count()] == counts
+    assert ProjectRole.objects.get(project=mini.project, user=site.users["adjudicator"]).role == "adjudicator"
+
+
+def test_the_api_offers_no_way_to_start_runs_assign_or_import(site):
+    """The API's routes are the decisions read and the annotators' own endpoints: a write there
+    by an adjudicator is refused and changes nothing. A new API route must enter MATRIX."""
+    api = {name for route, name, _ in url_patterns() if route.startswith("api/")} - set(SKIPPED)
+    assert api == {"api-decisions", "api-assignments", "api-assignment", "api-assignment-submit", "api-labels"}
+    mini, client = site.mini, client_for(site, "adjudicator")
+    before = state()
+    assert client.post(reverse("api-decisions", args=["mini"]), {"source": "gold"}).status_code == 405
+    assert client.post(reverse("api-assignment-submit", args=[mini.open_assignment])).status_code == 404
+    labels = {"assignment": mini.open_assignment, "criterion": mini.criterion, "verdict": "met"}
+    assert client.post(reverse("api-labels"), labels).status_code == 404
+    assert state() == before
+
+
+def test_an_adjudicator_sees_nothing_of_a_project_without_a_role(site):
+    """Not in the project list of the home page or of the API, and every page of it is a 404 that
+    says nothing about it: its queue (also filtered), review queue, reports, side-by-side and decisions."""
+    other, client = site.other, client_for(site, "adjudicator")
+    home = client.get(reverse("home")).content.decode()
+    assert "Mini study" in home and "Hidden study" not in home and "/projects/other/" not in home
+    assert client.get(reverse("api-assignments")).json() == []
+    paths = [
+        reverse("project-detail", args=["other"]),
+        reverse("adjudication-queue", args=["other"]),
+        reverse("adjudication-queue", args=["other"]) + "?model=model-a&status=open",
+        reverse("adjudication-next", args=["other"]),
+        reverse("review-queue", args=["other"]),
+        reverse("report-index", args=["other"]),
+        reverse("report-agreement", args=["other"]),
+        reverse("response-side-by-side", args=[other.response]),
+        reverse("side-by-side-lookup", args=["mini"]) + f"?response={other.response_external_id}",
+        reverse("api-decisions", args=["other"]) + f"?source=cohort:{other.cohort_name}",
+        reverse("data-job", args=[other.export_job]),
+    ]
+    for path in paths:
+        response = client.get(path)
+        assert response.status_code == 404, (path, response.status_code)
+        assert "hidden" not in response.content.decode().lower(), path
+    superuser_home = client_for(site, "superuser").get(reverse("home")).content.decode()
+    assert "Mini study" in superuser_home and "Hidden study" in superuser_home  # the check above can fail
+
+
+@pytest.mark.parametrize("param", ["a", "b"])
+def test_naming_another_projects_source_in_a_report_reveals_nothing_of_it(site, param):
+    """A prefixed source is refused with the same words whether that project exists or not, so a
+    viewer of mini cannot learn other projects' slugs, cohorts or judges from the error."""
+    client, other = client_for(site, "viewer"), site.other
+    url = reverse("report-agreement", args=["mini"])
+    answers = []
+    for prefix in ("other", "nosuch"):
+        for source in (f"{prefix}:cohort:nope", f"{prefix}:judge:nope", f"{prefix}:gold"):
+            query = {"a": "cohort:group-1", "b": "cohort:group-2", param: source}
+            response = client.get(url, query)
+            html = response.content.decode()
+            assert response.status_code == 200 and "hidden-" not in html and other.cohort_name not in html, source
+            [error] = re.findall(r'<p class="error"[^>]*id="report-error">([^<]*)</p>', html)
+            answers.append(unescape(error).replace(source, "SOURCE"))
+    assert len(set(answers)) == 1 and "SOURCE" in answers[0], answers
+
+
+def test_naming_another_projects_source_in_the_decisions_api_reveals_nothing_of_it(site):
+    client = client_for(site, "adjudicator")
+    url = reverse("api-decisions", args=["mini"])
+    answers = set()
+    for prefix in ("other", "nosuch"):
+        for source in (f"{prefix}:cohort:hidden-cohort-1", f"{prefix}:judge:nope", f"{prefix}:gold"):
+            response = client.get(url, {"source": source})
+            assert response.status_code == 400 and "hidden-judge" not in response.content.decode(), source
+            answers.add(response.content.decode().replace(source, "SOURCE"))
+    assert len(answers) == 1
+
+
+def test_a_job_belongs_to_the_role_not_to_whoever_started_it(site):
+    """A manager's own export: its page and file are 403 once they are a viewer, 404 once they have
+    no role in the project (starting a job gives no lasting right to it)."""
+    from annotation.models import ProjectRole
+    from grading.models import DataJob
+
+    client = client_for(site, "manager")
+    assert client.post(reverse("project-export", args=["mini"])).status_code == 302
+    job = DataJob.objects.filter(user=site.users["manager"]).get()
+    assert client.get(reverse("data-job", args=[job.pk])).status_code == 200
+    for role, status in (("viewer", 403), (None, 404)):
+        roles = ProjectRole.objects.filter(project=site.mini.project, user=site.users["manager"])
+        roles.update(role=role) if role else roles.delete()
+        assert client.get(reverse("data-job", args=[job.pk])).status_code == status, role
+        assert client.get(reverse("data-job-download", args=[job.pk])).status_code == status, role
+
+
+@pytest.mark.parametrize(("principal", "shown", "hidden"), [
+    ("viewer", ["project-reports", "project-roles"],
+     ["project-adjudication", "project-assignments", "project-judges", "project-quality", "data-section", "role-form"]),
+    ("adjudicator", ["project-adjudication", "data-section", "export-gold", "job-{export_job}"],
+     ["project-assignments", "project-judges", "project-quality", "import-form", "role-form", "job-{import_job}"]),
+    ("manager", ["project-assignments", "project-judges", "project-quality", "import-form", "role-form",
+                 "job-{export_job}", "job-{import_job}"], []),
+])
+def test_the_project_page_offers_each_role_only_its_own_sections(site, principal, shown, hidden):
+    html = client_for(site, principal).get(reverse("project-detail", args=["mini"])).content.decode()
+    ids = {"export_job": site.mini.export_job, "import_job": site.mini.import_job}
+    for name in shown:
+        assert f'id="{name.format(**ids)}"' in html, name
+    for name in hidden:
+        assert f'id="{name.format(**ids)}"' not in html, name
