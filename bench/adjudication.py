@@ -8,8 +8,9 @@
   as an adjudicator, median and slowest of several renders; target ≤ 150 ms.
 - ``bench_gold_export``: the gold export job (``grading.jobs``: the zip of the bundle, gold.jsonl,
   gold.csv, slices and manifest) of the 2,500-case project (825,000 gold decisions), run by the
-  Celery task in a child process (eager, so the child is the worker); wall time and the child's
-  peak RSS; target ≤ 20 s and ≤ 500 MB.
+  Celery task in a child process (eager, so the child is the worker); wall time, the peak RSS
+  of that process and of the largest process it forked to split the export
+  (``grading.bundles.exporter.export_processes``); target ≤ 20 s and ≤ 500 MB per process.
 
 Each part runs in its own process with the given ``DATABASE_URL``. CLI:
 ``python -m bench.adjudication queue|page|export --slug SLUG``; prints one JSON object.
@@ -141,6 +142,7 @@ def _export(slug: str) -> dict:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Response
+    from grading.bundles.exporter import export_processes
     from grading.jobs import data_job_export_start, job_path
     from grading.models import DataJob
     from grading.sources import project_get
@@ -155,14 +157,17 @@ def _export(slug: str) -> dict:
     if job.status != DataJob.FINISHED:
         raise RuntimeError(f"export job {job.status}: {job.error}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # the forked exporters (0: none)
     path = job_path(job)
     size_mb = path.stat().st_size / 2**20
     path.unlink()
+    n_responses = Response.objects.filter(project=project).count()
     return {"seconds": round(seconds, 1), "peak_rss_mb": round(peak), "rss_before_mb": round(rss_before),
-            "gold_decisions": job.result["counts"].get("gold.jsonl"), "responses": Response.objects.filter(project=project).count(),
+            "processes": export_processes(n_responses), "child_peak_rss_mb": round(child_peak),
+            "gold_decisions": job.result["counts"].get("gold.jsonl"), "responses": n_responses,
             "zip_mb": round(size_mb, 1), "provenance": job.result["provenance"],
             "target": f"<= {EXPORT_SECONDS_TARGET:g} s, <= {EXPORT_RSS_MB_TARGET:g} MB",
-            "ok": seconds <= EXPORT_SECONDS_TARGET and peak <= EXPORT_RSS_MB_TARGET}
+            "ok": seconds <= EXPORT_SECONDS_TARGET and max(peak, child_peak) <= EXPORT_RSS_MB_TARGET}
 
 
 def main(argv=None) -> int:

@@ -4,7 +4,9 @@
    one judge; deterministic seed) under bench/out/ unless it is there already.
 2. Import / re-import / export on SQLite (a fresh file) and on PostgreSQL (a fresh database
    on 127.0.0.1, skipped with a note when none answers), each in its own process.
-3. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
+3. Adjudication (issue 10): the queue and the adjudication page of the 250-case project, the
+   gold export of the 2,500-case one, on SQLite and on PostgreSQL.
+4. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
 """
 import importlib
 import json
@@ -57,6 +59,27 @@ def run_reports(bundle: Path, database_url: str, label: str) -> None:
     say(f"[{label}] slowest report page render", p["max_render_seconds"], "s (target < 1)")
 
 
+def run_adjudication(slug: str, database_url: str, label: str) -> None:
+    """The adjudication queue and page of the 250-case project (issue 10)."""
+    from bench.adjudication import bench_item_page, bench_queue
+
+    q = bench_queue(slug, database_url=database_url)
+    say(f"[{label}] adjudication queue, {q['n_responses']} responses", q["seconds"],
+        f"s ({q['n_items']} items; target <= {q['target_seconds']:g}; command from process start {q['command_seconds']} s)")
+    p = bench_item_page(slug, database_url=database_url)
+    say(f"[{label}] adjudication page, {p['criteria']} criteria, {p['judges']} judges", p["median_ms"],
+        f"ms median of {p['renders']} (max {p['max_ms']} ms; target <= {p['target_ms']:g})")
+
+
+def run_gold_export(slug: str, database_url: str, label: str) -> None:
+    """The gold export job of the 2,500-case project (825,000 gold decisions)."""
+    from bench.adjudication import bench_gold_export
+
+    e = bench_gold_export(slug, database_url=database_url)
+    say(f"[{label}] gold export job, {e['gold_decisions']} decisions", e["seconds"],
+        f"s, peak RSS {e['peak_rss_mb']} MB + forked {e['child_peak_rss_mb']} MB ({e['target']}; {e['processes']} process(es))")
+
+
 def run_coverage(database_url: str, label: str) -> None:
     """``coverage`` over 825,000 judge decisions (2,500 cases × 30 × 11)."""
     from bench.reports import bench_coverage
@@ -71,6 +94,7 @@ def run_coverage(database_url: str, label: str) -> None:
     c = bench_coverage(project_slug(bundle), database_url=database_url)
     say(f"[{label}] coverage of 825,000 judgments, cold", c["cold_seconds"], "s (target <= 10)")
     say(f"[{label}] coverage, warm cache", c["warm_seconds"], "s")
+    run_gold_export(project_slug(bundle), database_url, label)
 
 
 def run_import_export(bundle: Path, database_url: str, label: str) -> None:
@@ -141,10 +165,12 @@ def main() -> None:
     sqlite_file.unlink(missing_ok=True)
     run_import_export(bundle, f"sqlite:///{sqlite_file}", "sqlite")
     run_reports(bundle, f"sqlite:///{sqlite_file}", "sqlite")
+    run_adjudication(project_slug(bundle), f"sqlite:///{sqlite_file}", "sqlite")
     pg = postgres_url()
     if pg:
         run_import_export(bundle, pg, "postgresql")
         run_reports(bundle, pg, "postgresql")
+        run_adjudication(project_slug(bundle), pg, "postgresql")
         pg = postgres_url()  # a fresh database again
         if pg:
             run_import_with_triggers(bundle, pg)

@@ -4,6 +4,7 @@ DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, DEBUG and ALLOWED_HOSTS configure a
 without them evalsite runs embedded: a SQLite file and a file-system Celery broker under
 ``var/`` so that nothing else has to be installed (SPEC §6).
 """
+import os
 from pathlib import Path
 
 import environ
@@ -140,6 +141,10 @@ LOGGING = {
 
 # Background data jobs (gold export, bundle import from the browser): their files live here.
 EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "jobs")))
+# Gold export of a project with at least this many responses is split over this many processes
+# (default: one per core, at most 2); 1 exports in one process.
+EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, os.cpu_count() or 1))
+EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES = env.int("EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", default=2000)
 # The largest bundle a browser may upload; bigger uploads are refused before they are read.
 EVALSITE_MAX_UPLOAD_BYTES = env.int("EVALSITE_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
 # Uploads above this size go to a temporary file instead of memory.

@@ -17,7 +17,7 @@ from annotation.selectors import choices_for
 
 from ..judges.parsing import evidence_valid_quotes
 from ..judges.selectors import Cell, Column, side_by_side
-from ..models import Adjudication, Judgment
+from ..models import Adjudication
 
 CATEGORY_KEYS = {"a": "rubric_ambiguity", "i": "implicit_content", "s": "annotator_slip", "j": "judge_error", "o": "other"}
 
@@ -135,9 +135,8 @@ def adjudication_item(*, response: Response) -> dict:
         quotes += [q for q, ok in found if ok]
         raters.setdefault((c_pk, cohort), []).append(
             RaterVerdict(name=name, role=role, decision=_decision_text(verdict, option, value), rationale=rationale, quotes=found))
-    for evidence in Judgment.objects.filter(response=response).values_list("evidence", flat=True):
-        if evidence:
-            quotes += evidence_valid_quotes(quotes=list(evidence), response_text=response.text)
+    # The judges' quotes, checked against the text once already by ``side_by_side``.
+    quotes += [q for (_, key), cell in table.cells.items() if key.startswith("judge:") for q, ok in cell.evidence if ok]
 
     rows = []
     for criterion in table.criteria:

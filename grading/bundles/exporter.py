@@ -6,7 +6,8 @@ version hashes, line counts, counts by provenance and the sha256 of every file.
 One pass over the responses in position order, a chunk at a time: each chunk's labels are read
 once and give both its lines of ``labels.jsonl`` and its gold decisions (the cohort and gold
 rules of ``grading.metrics.decisions``), so memory stays flat whatever the project's size and no
-table is sorted by the database. Cases excluded by quality control are left out of every file.
+table is sorted by the database. A large project's responses are split between two processes
+(``export_processes``, ``evalsite.forking``) whose files are joined in order. Cases excluded by quality control are left out of every file.
 Output is deterministic (fixed order, sorted keys), so export → import into an empty database →
 export gives the same bytes, apart from the manifest's timestamp.
 """
@@ -14,6 +15,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +23,14 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pandas as pd
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
 from annotation.rubrics import criterion_spec
+from evalsite.forking import Forked, fork_allowed
 from evalsite.spreadsheet import csv_cell
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
@@ -36,6 +40,8 @@ FORMAT_VERSION = 2
 DIFFICULTIES = ("low", "medium", "high")
 CHUNK = 500  # responses per pass of the loop: about 15,000 items of a 30-criterion rubric
 PROVENANCES = ("agreed", "adjudicated", "single-cohort", "unresolved")
+ITEM_FILES = ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl",
+              *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv")
 Progress = Callable[[float, str], None]
 
 
@@ -75,10 +81,34 @@ class _Writer:
             self._digest.update(data)
             self._pending = []
 
+    def append(self, path: Path, lines: int) -> None:
+        """Another writer's finished file (a forked process's part) at the end of this one."""
+        self.flush()
+        with open(path, "rb") as part:
+            while block := part.read(1 << 22):
+                self._fh.write(block)
+                self._digest.update(block)
+        self.count += lines
+
     def close(self) -> str:
         self.flush()
         self._fh.close()
         return self._digest.hexdigest()
+
+
+def _part_name(name: str, k: int) -> str:
+    return f"{name}.part{k}"
+
+
+def export_processes(n_responses: int) -> int:
+    """How many processes export ``n_responses`` responses: ``EVALSITE_EXPORT_PROCESSES`` (default:
+    up to 2, one per core) when the project has at least ``EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES``
+    and the connection may be shared with forked processes (``fork_allowed``), else 1. Each
+    process gets at least one chunk of responses."""
+    wanted = getattr(settings, "EVALSITE_EXPORT_PROCESSES", None) or min(2, os.cpu_count() or 1)
+    if wanted <= 1 or n_responses < getattr(settings, "EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", 2000) or not fork_allowed():
+        return 1
+    return max(1, min(wanted, n_responses // CHUNK))
 
 
 def _rows(sql_queryset, chunk: int = 5000):
@@ -143,6 +173,18 @@ class _Export:
         self.judge_models = dict(Judge.objects.filter(project=project).values_list("pk", "model"))
         self.usernames: dict[int, str] = {}
         self.provenance = dict.fromkeys(PROVENANCES, 0)
+        self._fields: dict[tuple, dict] = {}
+
+    def fields(self, verdict, option, value) -> dict:
+        """``decision_fields`` of a decision, computed once per distinct decision (a project has
+        a few dozen; an export asks two and a half million times). NaN, pandas' missing value, is
+        None here as it is in ``decision_fields``. The dict is shared: read it, never change it."""
+        key = (None if verdict != verdict else verdict, None if option != option else option,
+               None if value != value else value)
+        found = self._fields.get(key)
+        if found is None:
+            found = self._fields[key] = decision_fields(verdict=key[0], option=key[1], value=key[2])
+        return found
 
     def finish(self, writer: _Writer) -> None:
         self.files[writer.name] = writer.close()
@@ -206,33 +248,68 @@ class _Export:
         return self.usernames.get(user_id)
 
     def _items(self) -> None:
-        """labels, judgments, adjudications, gold (and slices, csv), a chunk of responses at a time."""
-        out = self.out
-        writers = {name: _Writer(out, name) for name in ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl")}
-        slices = {d: _Writer(out, f"gold.{d}.jsonl") for d in DIFFICULTIES}
+        """labels, judgments, adjudications, gold (and slices, csv), a chunk of responses at a time.
+        A large project is split into contiguous ranges of responses, one per process
+        (``export_processes``): this process writes the first range straight into the files, each
+        forked process writes its range into part files, appended in order afterwards. Ranges
+        are cut in response order and every sort is by position, so the bytes are the same."""
+        n = len(self.responses)
+        processes = export_processes(n)
+        bounds = [n * k // processes for k in range(processes + 1)]
+        writers = {name: _Writer(self.out, name) for name in ITEM_FILES}
+        self.usernames.update(get_user_model().objects.filter(memberships__project=self.project).values_list("pk", "username"))
+        children = [Forked(lambda k=k: self._part(k, bounds[k], bounds[k + 1])) for k in range(1, processes)]
+        try:
+            self._range(bounds[0], bounds[1], writers, header=True,
+                        progress=lambda done: self.progress(0.05 + 0.9 * done, "labels, judgments and gold"))
+            for k, child in enumerate(children, 1):
+                part = child.result()
+                for name in ITEM_FILES:
+                    writers[name].append(self.out / _part_name(name, k), part["counts"][name])
+                for provenance, count in part["provenance"].items():
+                    self.provenance[provenance] += count
+        except BaseException:
+            for child in children:
+                child.kill()
+            raise
+        finally:
+            for k in range(1, processes):
+                for name in ITEM_FILES:
+                    (self.out / _part_name(name, k)).unlink(missing_ok=True)
+        for writer in writers.values():
+            self.finish(writer)
+
+    def _part(self, k: int, lo: int, hi: int) -> dict:
+        """The work of forked process ``k``: responses ``lo``..``hi`` into part files."""
+        self.provenance = dict.fromkeys(PROVENANCES, 0)
+        writers = {name: _Writer(self.out, _part_name(name, k)) for name in ITEM_FILES}
+        self._range(lo, hi, writers, header=False, progress=None)
+        for writer in writers.values():
+            writer.close()
+        return {"counts": {name: writer.count for name, writer in writers.items()}, "provenance": self.provenance}
+
+    def _range(self, lo: int, hi: int, writers: dict, *, header: bool, progress) -> None:
         cohort_names = [self.cohorts[pk] for pk in sorted(self.cohorts, key=self.cohort_order.get)]
         csv_buffer = io.StringIO()
         csv_out = csv.writer(csv_buffer, lineterminator="\n")
-        csv_out.writerow(["response_id", "criterion_id", "case_id", "model", "difficulty", "verdict", "option", "value",
-                          "provenance", *[f"cohort:{name}" for name in cohort_names], "adjudicator", "confidence",
-                          "category", "note"])
-        csv_file = _Writer(out, "gold.csv")
-        self.usernames.update(get_user_model().objects.filter(memberships__project=self.project).values_list("pk", "username"))
-        total = max(1, len(self.responses))
-        for start in range(0, len(self.responses), CHUNK):
-            chunk = self.responses[start:start + CHUNK]
+        if header:
+            csv_out.writerow(["response_id", "criterion_id", "case_id", "model", "difficulty", "verdict", "option", "value",
+                              "provenance", *[f"cohort:{name}" for name in cohort_names], "adjudicator", "confidence",
+                              "category", "note"])
+        slices = {d: writers[f"gold.{d}.jsonl"] for d in DIFFICULTIES}
+        for start in range(lo, hi, CHUNK):
+            chunk = self.responses[start:min(start + CHUNK, hi)]
             info = {pk: (ext, case_id, model, start + i) for i, (pk, ext, case_id, model) in enumerate(chunk)}
             ids = list(info)
             labels = self._labels(ids, info, writers["labels.jsonl"])
             self._judgments(ids, info, writers["judgments.jsonl"])
             adjudications = self._adjudications(ids, info, writers["adjudications.jsonl"])
             rows = self._gold(labels, adjudications, info, writers["gold.jsonl"], slices, csv_out, cohort_names)
-            csv_file.write(csv_buffer.getvalue().encode("utf-8"), lines=rows + (1 if start == 0 else 0))  # + the header
+            writers["gold.csv"].write(csv_buffer.getvalue().encode("utf-8"), lines=rows + (1 if header and start == lo else 0))
             csv_buffer.seek(0)
             csv_buffer.truncate()
-            self.progress(0.05 + 0.9 * min(1.0, (start + len(chunk)) / total), "labels, judgments and gold")
-        for writer in (*writers.values(), *slices.values(), csv_file):
-            self.finish(writer)
+            if progress:
+                progress(min(1.0, (start + len(chunk) - lo) / max(1, hi - lo)))
 
     def _labels(self, ids, info, writer) -> pd.DataFrame:
         rows = list(_rows(Label.objects.filter(response_id__in=ids).values_list(
@@ -244,11 +321,10 @@ class _Export:
         usernames = self.usernames
         rows.sort(key=lambda r: (info[r[0]][3], rank[r[1]], cohort_order[r[2]], usernames.get(r[3]) or ""))
         criteria, cohorts, lines = self.criteria, self.cohorts, []
-        dumps, append = orjson.dumps, lines.append
+        dumps, append, fields = orjson.dumps, lines.append, self.fields
         for r, c, cohort, user, role, verdict, option, value, rationale, evidence, seconds in rows:
             obj = {"response_id": info[r][0], "criterion_id": criteria[c][0], "cohort": cohorts[cohort],
-                   "annotator": usernames.get(user), "role": role,
-                   **decision_fields(verdict=verdict, option=option, value=value)}
+                   "annotator": usernames.get(user), "role": role, **fields(verdict, option, value)}
             if rationale:
                 obj["rationale"] = rationale
             if evidence and evidence != "[]":
@@ -257,11 +333,13 @@ class _Export:
                 obj["time_spent_seconds"] = seconds
             append(dumps(obj, option=JSONL))
         writer.write_lines(lines)
-        frame = pd.DataFrame.from_records([(r, c, cohort, role, verdict, option, value) for r, c, cohort, _, role, verdict,
-                                           option, value, *_ in rows],
-                                          columns=["response_id", "criterion_id", "cohort", "role", "verdict", "option", "value"])
-        frame["value"] = frame["value"].astype(float)
-        return frame
+        columns = list(zip(*rows)) if rows else [()] * 8
+        return pd.DataFrame({
+            "response_id": np.array(columns[0], dtype=np.int64), "criterion_id": np.array(columns[1], dtype=np.int64),
+            "cohort": np.array(columns[2], dtype=np.int64), "role": np.array(columns[4], dtype=object),
+            "verdict": np.array(columns[5], dtype=object), "option": np.array(columns[6], dtype=object),
+            "value": np.array(columns[7], dtype=float),
+        })
 
     def _judgments(self, ids, info, writer) -> None:
         rows = list(_rows(Judgment.objects.filter(response_id__in=ids, judge__project=self.project).values_list(
@@ -270,11 +348,11 @@ class _Export:
         rank, judges = self.criterion_rank, self.judges
         rows.sort(key=lambda r: (info[r[0]][3], judges[r[2]], rank[r[1]], r[4]))
         criteria, models, lines = self.criteria, self.judge_models, []
-        dumps, append = orjson.dumps, lines.append
+        dumps, append, fields = orjson.dumps, lines.append, self.fields
         for r, c, judge, condition, sample, verdict, option, value, expl, evidence, raw, t_in, t_out, latency in rows:
             obj = {"response_id": info[r][0], "criterion_id": criteria[c][0], "judge": judges[judge],
                    "judge_model": models[judge], "condition": condition, "sample": sample, "explanation": expl,
-                   "evidence": _json_list(evidence), "raw": raw, **decision_fields(verdict=verdict, option=option, value=value)}
+                   "evidence": _json_list(evidence), "raw": raw, **fields(verdict, option, value)}
             if t_in or t_out:
                 obj["tokens_in"], obj["tokens_out"] = t_in, t_out
             if latency is not None:
@@ -323,7 +401,7 @@ class _Export:
             ext, case_id, model, _ = info[r]
             extra = adjudications.get((r, c))
             adjudicator, confidence, category, note = extra[3:] if extra else no_adjudication
-            fields = decision_fields(verdict=verdict, option=option, value=value)
+            fields = self.fields(verdict, option, value)
             criterion = criterion_info[c][0]
             line = dumps({"response_id": ext, "criterion_id": criterion, "provenance": provenance,
                           "cohort_decisions": decided, "adjudicator": adjudicator, "confidence": confidence,

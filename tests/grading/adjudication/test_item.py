@@ -32,7 +32,10 @@ def item_project(db, tmp_path):
             label.update(rationale=RATIONALE, evidence=["Answer r2", "a sentence that is not there"])
     parts["judgments"] = [{"response_id": "r2", "criterion_id": "c1-k0", "judge": "judge-x", "judge_model": "gpt-x",
                            "condition": "anonymized", "sample": 0, "verdict": "not_met",
-                           "explanation": "No ECG ordered.", "evidence": []}]
+                           "explanation": "No ECG ordered.", "evidence": []},
+                          {"response_id": "r1", "criterion_id": "c1-k1", "judge": "judge-x", "judge_model": "gpt-x",
+                           "condition": "anonymized", "sample": 0, "verdict": "met", "explanation": "Quoted.",
+                           "evidence": ["Answer r1", "words the answer never says"]}]
     bundle_import(path=write_bundle(tmp_path / "item", parts))
     return Project.objects.get(slug="queue")
 
@@ -81,6 +84,12 @@ def test_the_page_shows_every_rater_judge_and_quote(adj_client):
     assert '<mark class="quote">Answer r2</mark>' in html  # the valid quote, highlighted in the response
     assert "a sentence that is not there</mark>" not in html
     assert "4 of 4 disputed criteria still open" in html
+
+
+def test_a_judges_valid_quote_is_highlighted_too(adj_client):
+    html = adj_client.get(url("adjudication-item", *ids("r1"))).content.decode()
+    assert '<mark class="quote">Answer r1</mark>' in html
+    assert "words the answer never says" in html and "words the answer never says</mark>" not in html
 
 
 def test_agreed_criteria_are_folded_and_disputed_ones_open(adj_client):
