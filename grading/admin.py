@@ -6,7 +6,7 @@ from django.contrib import admin
 from annotation.admin import ProjectDataAdmin
 
 from .judges.forms import JudgeForm
-from .judges.services import prompt_template_save
+from .judges.services import judge_delete, judge_save, prompt_template_save
 from .models import Adjudication, AdjudicationHistory, DataJob, Judge, JudgeCacheEntry, JudgeRun, Judgment, PromptTemplate
 
 
@@ -27,6 +27,17 @@ class JudgeAdmin(ProjectDataAdmin, admin.ModelAdmin):
                                "few_shot_cohort", "few_shot_k", "few_shot_seed"]}),
         ("Panel", {"fields": ["panel_members", "panel_vote", "panel_weights"]}),
     ]
+
+    # Saves and deletions go through the judge services: validated again and audited.
+    def save_model(self, request, obj, form, change):
+        judge_save(judge=obj, by=request.user)
+
+    def delete_model(self, request, obj):
+        judge_delete(judge=obj, by=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for judge in queryset:
+            self.delete_model(request, judge)
 
 
 class SuperuserOnlyAdmin:

@@ -141,6 +141,10 @@ LOGGING = {
 
 # Background data jobs (gold export, bundle import from the browser): their files live here.
 EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "jobs")))
+# Judges (issue 11): the environment variables a judge may name for its API key, and the URL
+# prefixes its base URL must start with (SSRF and secret exfiltration guard). Empty: none.
+EVALSITE_JUDGE_CREDENTIALS = env.list("EVALSITE_JUDGE_CREDENTIALS", default=[])
+EVALSITE_JUDGE_BASE_URLS = env.list("EVALSITE_JUDGE_BASE_URLS", default=[])
 # Gold export of a project with at least this many responses is split over this many processes
 # (default: one per core, at most 2); 1 exports in one process.
 EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, os.cpu_count() or 1))

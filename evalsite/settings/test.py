@@ -16,3 +16,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WHITENOISE_AUTOREFRESH = True
+
+# Judges call the tests' loopback Chat Completions server only; these key variables are allowed.
+EVALSITE_JUDGE_BASE_URLS = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+EVALSITE_JUDGE_CREDENTIALS = ["OPENAI_API_KEY", "JUDGE_TEST_KEY", "LOCAL_KEY", "MISSING_JUDGE_KEY"]

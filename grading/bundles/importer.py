@@ -20,10 +20,12 @@ from django.utils import timezone
 
 from annotation.decisions import DecisionError
 from annotation.models import Case, Cohort, ImportBatch, Project, Response
-from annotation.projects import SETTINGS, project_settings_update, settings_clean
+from annotation.projects import SETTINGS, audit_record, project_settings_update, settings_clean
 from annotation.rubrics import RubricChangeError, rubrics_freeze
 from evalsite.fastinsert import insert_rows, tables_analyze
 
+from ..judges.endpoints import endpoint_problems
+from ..judges.services import judge_snapshot
 from ..judges.settings import SettingsError, judge_settings_parse
 from ..models import Judge
 from . import validate as v
@@ -168,6 +170,11 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             judge_settings_parse(spec["settings"])
         except SettingsError as exc:
             raise v.FieldError(f"{prefix}settings.{exc.key}".rstrip("."), f"{prefix}settings.{exc.key}: {exc.message}") from exc
+        problems = endpoint_problems(base_url=spec["base_url"] or "", api_key_env=spec["api_key_env"] or "",
+                                     calls_out=spec["backend"] == Judge.OPENAI)
+        if problems:
+            field, message = next(iter(problems.items()))
+            raise v.FieldError(f"{prefix}{field}", f"{prefix}{field}: {message}")
         return spec
 
     def _claim_criterion(self, criterion_id: str, field: str, name: str, line: int | None) -> None:
@@ -223,14 +230,19 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             judge = existing.get(spec["name"])
             values = {k: val for k, val in spec.items() if k != "name"}
             if judge is None:
-                existing[spec["name"]] = Judge.objects.create(project=self.project, name=spec["name"], **values)
+                judge = existing[spec["name"]] = Judge.objects.create(project=self.project, name=spec["name"], **values)
+                audit_record(project=self.project, actor=self.user, action="judge", target=judge.name, before=None,
+                             after=judge_snapshot(judge), note=f"created by import of {self.reader.path.name}")
                 self.project_written = True
                 continue
             changed = [k for k, val in values.items() if _differs(getattr(judge, k), val)]
             if changed:
+                before = judge_snapshot(judge)
                 for k in changed:
                     setattr(judge, k, values[k])
                 judge.save(update_fields=changed)
+                audit_record(project=self.project, actor=self.user, action="judge", target=judge.name, before=before,
+                             after=judge_snapshot(judge), note=f"changed by import of {self.reader.path.name}")
                 self.project_written = True
         return existing
 

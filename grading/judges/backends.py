@@ -18,8 +18,11 @@ from typing import Callable
 
 import openai
 
+from .endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
+
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_RETRY_AFTER_SECONDS = 300.0  # a server asking for more would stall the run: cap the wait
+ERROR_CHARS = 200  # of a server's error body kept in the stored error (keys and auth values redacted)
 
 
 class CallFailed(Exception):
@@ -118,14 +121,23 @@ class ChatBackend:
         self.config = config
         self.sleep = sleep
         self.json_mode = config.json_mode
+        # The operator's allowlists, checked again here: a judge saved before they changed, or
+        # written around the services, still sends nothing anywhere else (issue 11).
+        problems = endpoint_problems(base_url=config.base_url, api_key_env=config.api_key_env, calls_out=True)
+        if problems:
+            raise CallFailed("; ".join(problems.values()), attempts=0)
         api_key = "not-needed"
         if config.api_key_env:
             api_key = os.environ.get(config.api_key_env, "")
             if not api_key:
                 raise CallFailed(f"environment variable {config.api_key_env} is not set", attempts=0)
-        # The client's own pool (up to 100 kept-alive connections) covers any sane limit.
+        self.api_key = api_key
+        # An explicit base URL (never the client's OPENAI_BASE_URL fallback) and no redirects:
+        # a 30x must not lead the worker, or its key, to an address nobody allowed. The client's
+        # own pool (up to 100 kept-alive connections) covers any sane limit.
         self.client = openai.OpenAI(
-            api_key=api_key, base_url=config.base_url or None, max_retries=0, timeout=config.timeout_seconds,
+            api_key=api_key, base_url=config.base_url or DEFAULT_BASE_URL, max_retries=0, timeout=config.timeout_seconds,
+            http_client=openai.DefaultHttpxClient(follow_redirects=False),
         )
 
     def close(self) -> None:
@@ -155,7 +167,8 @@ class ChatBackend:
                     self.json_mode = False  # the server has no JSON mode: ask again without it
                     continue
                 if status not in RETRYABLE_STATUS and status < 500:
-                    raise CallFailed(f"HTTP {status}: {str(exc.message)[:300]}", attempts=attempt + 1) from None
+                    raise CallFailed(f"HTTP {status}: {redact(str(exc.message), self.api_key)[:ERROR_CHARS]}",
+                                     attempts=attempt + 1) from None
                 wait = retry_after_seconds(exc.response.headers if exc.response is not None else None)
                 reason = f"HTTP {status}"
             except openai.APITimeoutError:

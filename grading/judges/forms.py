@@ -7,8 +7,19 @@ from django.core.exceptions import ValidationError
 from annotation.models import Response
 
 from ..models import Judge
+from .endpoints import allowed_base_urls, allowed_credentials
 from .services import judge_validate
 from .settings import VOTE_RULES, SettingsError, judge_settings_parse
+
+
+def endpoint_help(fields) -> None:
+    """Say under the base URL and key fields what this deployment allows."""
+    urls, keys = allowed_base_urls(), allowed_credentials()
+    fields["base_url"].help_text = ("Must start with one of: " + ", ".join(urls) if urls else
+                                    "No endpoint is allowed yet (EVALSITE_JUDGE_BASE_URLS).")
+    fields["api_key_env"].help_text = ("The name (never the key) of one of: " + ", ".join(keys) if keys else
+                                       "No key variable is allowed yet (EVALSITE_JUDGE_CREDENTIALS); leave empty.")
+
 
 SETTING_FIELDS = {
     "json_mode": "json_mode", "timeout_seconds": "timeout_seconds", "shuffle_options": "shuffle_options",
@@ -56,6 +67,7 @@ class JudgeForm(forms.ModelForm):
     def __init__(self, *args, project=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
+        endpoint_help(self.fields)
         if project is not None:
             del self.fields["project"]
             self.fields["backend"].choices = [(Judge.OPENAI, "OpenAI-compatible chat completions"), (Judge.BASELINE, "offline baseline")]
@@ -140,6 +152,7 @@ class CrossEvaluationForm(forms.Form):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
+        endpoint_help(self.fields)
         models = Response.objects.filter(project=project, author_kind=Response.MODEL).values_list("model", flat=True).distinct()
         self.fields["models"].choices = [(m, m) for m in sorted(set(models))]
 

@@ -3,13 +3,16 @@ the attributed / anonymized judge pairs of a cross-evaluation, saving prompt tem
 versions, and starting, stopping and resuming runs (queued on Celery after commit).
 """
 import re
+from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Cohort, Project, Response
+from annotation.projects import audit_record
 
 from ..models import Judge, JudgeRun, PromptTemplate
+from .endpoints import endpoint_problems
 from .plan import SCOPE_KEYS
 from .selectors import judge_run_resumable
 from .settings import SettingsError, judge_settings_parse
@@ -26,6 +29,10 @@ def judge_validate(*, judge: Judge) -> None:
     if judge.api_key_env and not ENV_NAME.match(judge.api_key_env):
         # Catches the commonest mistake: pasting the key itself where its variable's name goes.
         raise ValidationError({"api_key_env": "give the name of an environment variable (e.g. OPENAI_API_KEY), never the key"})
+    problems = endpoint_problems(base_url=judge.base_url, api_key_env=judge.api_key_env,
+                                 calls_out=judge.backend == Judge.OPENAI)
+    if problems:
+        raise ValidationError(problems)
     if judge.backend == Judge.OPENAI and not judge.model:
         raise ValidationError({"model": "an OpenAI-compatible judge needs a model name"})
     if judge.concurrency < 1:
@@ -65,27 +72,52 @@ def _panel_validate(*, judge: Judge, members: list[str], vote: str, weights: dic
         raise ValidationError({"settings": f"settings.weights: {extra[0]!r} is not a member"})
 
 
+AUDITED_FIELDS = ("name", "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
+                  "concurrency", "max_retries", "price_in_per_mtok", "price_out_per_mtok", "settings", "prompt_template_id")
+
+
+def judge_snapshot(judge: Judge) -> dict:
+    """A judge's configuration as JSON (the audit trail's before / after)."""
+    return {name: float(value) if isinstance(value, Decimal) else value
+            for name in AUDITED_FIELDS for value in [getattr(judge, name)]}
+
+
 @transaction.atomic
-def judge_save(*, judge: Judge) -> Judge:
+def judge_save(*, judge: Judge, by=None) -> Judge:
+    """Validate and save ``judge``; a creation or a change is recorded in the project's audit
+    trail (who, when, before and after), an unchanged save is not."""
     judge_validate(judge=judge)
+    stored = Judge.objects.filter(pk=judge.pk).first() if judge.pk else None
+    before = judge_snapshot(stored) if stored else None
     judge.save()
+    after = judge_snapshot(judge)
+    if before != after:
+        audit_record(project=judge.project, actor=by, action="judge", target=judge.name, before=before, after=after,
+                     note="created" if before is None else "changed")
     return judge
 
 
+@transaction.atomic
+def judge_delete(*, judge: Judge, by=None) -> None:
+    audit_record(project=judge.project, actor=by, action="judge", target=judge.name, before=judge_snapshot(judge),
+                 after=None, note="deleted")
+    judge.delete()
+
+
 def judge_panel_create(*, project: Project, name: str, members: list[str], vote: str = "majority",
-                       weights: dict[str, float] | None = None) -> Judge:
+                       weights: dict[str, float] | None = None, by=None) -> Judge:
     """A panel: a derived source voting over its member judges' decisions (SPEC §3 ensemble vote)."""
     settings = {"members": list(members), "vote": vote}
     if weights:
         settings["weights"] = dict(weights)
-    return judge_save(judge=Judge(project=project, name=name, backend=Judge.PANEL, settings=settings))
+    return judge_save(judge=Judge(project=project, name=name, backend=Judge.PANEL, settings=settings), by=by)
 
 
 @transaction.atomic
 def judge_cross_evaluation_create(
     *, project: Project, models: list[str], base_url: str, api_key_env: str = "", temperature: float = 0.7,
     samples: int = 1, concurrency: int = 8, max_retries: int = 3, settings: dict | None = None,
-    prompt_template: PromptTemplate | None = None,
+    prompt_template: PromptTemplate | None = None, by=None,
 ) -> list[Judge]:
     """For each judge model that is also a response source, the pair ``<model>-attributed`` and
     ``<model>-anonymized`` (created or updated), so the bias matrix can compare conditions."""
@@ -103,7 +135,7 @@ def judge_cross_evaluation_create(
             judge.condition, judge.temperature, judge.samples = condition, temperature, samples
             judge.concurrency, judge.max_retries = concurrency, max_retries
             judge.settings, judge.prompt_template = dict(settings or {}), prompt_template
-            judges.append(judge_save(judge=judge))
+            judges.append(judge_save(judge=judge, by=by))
     return judges
 
 

@@ -82,23 +82,24 @@ def judge_run_resume(request, slug: str, run_id: int):
     return _runs_response(request, project)
 
 
-def _save_judge(project, form) -> str:
+def _save_judge(project, form, user) -> str:
     judge = form.save(commit=False)
-    services.judge_save(judge=judge)
+    services.judge_save(judge=judge, by=user)
     return f"Judge {judge.name} saved."
 
 
-def _save_panel(project, form) -> str:
+def _save_panel(project, form, user) -> str:
     d = form.cleaned_data
-    services.judge_panel_create(project=project, name=d["name"], members=d["members"], vote=d["vote"], weights=d["weights"])
+    services.judge_panel_create(project=project, name=d["name"], members=d["members"], vote=d["vote"], weights=d["weights"],
+                                by=user)
     return f"Panel {d['name']} saved."
 
 
-def _save_cross(project, form) -> str:
+def _save_cross(project, form, user) -> str:
     d = form.cleaned_data
     made = services.judge_cross_evaluation_create(
         project=project, models=d["models"], base_url=d["base_url"], api_key_env=d["api_key_env"],
-        temperature=d["temperature"], samples=d["samples"],
+        temperature=d["temperature"], samples=d["samples"], by=user,
     )
     return f"{len(made)} judges saved: {', '.join(j.name for j in made)}."
 
@@ -118,7 +119,7 @@ def judges_page(request, slug: str):
         form = forms[action] = cls(request.POST, project=project, prefix=action)
         if form.is_valid():
             try:
-                messages.success(request, save(project, form))
+                messages.success(request, save(project, form, request.user))
                 return redirect("judges-page", slug=slug)
             except ValidationError as exc:
                 form.add_error(None, exc)

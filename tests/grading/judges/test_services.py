@@ -26,7 +26,8 @@ def test_settings_are_parsed_with_defaults_and_typos_are_errors():
 
 
 def test_api_key_env_must_be_a_variable_name(mini_project):
-    judge = Judge(project=mini_project, name="j", backend=Judge.OPENAI, model="m", api_key_env="sk-live-abc123")
+    judge = Judge(project=mini_project, name="j", backend=Judge.OPENAI, model="m", base_url="http://127.0.0.1:1/v1",
+                  api_key_env="sk-live-abc123")
     with pytest.raises(ValidationError) as exc:
         judge_save(judge=judge)
     assert "api_key_env" in exc.value.message_dict

@@ -1,0 +1,219 @@
+"""Judges use only the credentials and endpoints the operator lists (issue 11, point 1): refused in
+the service, the judges page, the admin and project.json; refused again when a run starts, so no
+call leaves with another secret or to another address; error bodies stored short and without
+keys; redirects not followed; every change of a judge audited. The test settings allow the
+loopback addresses and four key variables (evalsite/settings/test.py)."""
+import json
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from annotation.models import AuditEvent
+from grading.bundles import BundleError, bundle_import
+from grading.judges.backends import CallFailed, ChatBackend, ChatConfig
+from grading.judges.endpoints import base_url_allowed, endpoint_problems, redact
+from grading.judges.services import judge_save
+from grading.models import Judge, JudgeRun
+from tests.bundles import bundle_parts, write_bundle
+from tests.grading.judges.chat_server import ChatServer, Reply
+from tests.roles import grant
+
+
+@pytest.mark.parametrize("url, allowed", [
+    ("http://127.0.0.1:8000/v1", True),
+    ("http://127.0.0.1/v1/", True),
+    ("http://LOCALHOST:11434/v1", True),
+    ("http://[::1]:8080/v1", True),
+    ("http://127.0.0.1.evil.example/v1", False),  # a host that only starts like loopback
+    ("http://127.0.0.1@evil.example/v1", False),  # user info: the host is evil.example
+    ("http://user:pw@127.0.0.1/v1", False),
+    ("https://127.0.0.1/v1", False),  # another scheme than the listed one
+    ("ftp://127.0.0.1/v1", False),
+    ("http://10.0.0.7/v1", False),
+    ("http://169.254.169.254/latest/meta-data", False),  # cloud metadata
+    ("http://127.0.0.1:99999/v1", False),  # no such port
+    ("http://127.0.0.1/v1?x=1", False),
+    ("", False),  # the official endpoint: not listed in the tests
+])
+def test_base_urls_are_compared_by_their_parts(url, allowed):
+    assert base_url_allowed(url) is allowed
+
+
+def test_a_listed_path_and_port_bound_what_passes(settings):
+    settings.EVALSITE_JUDGE_BASE_URLS = ["https://api.openai.com/v1", "http://127.0.0.1:9000/proxy"]
+    assert base_url_allowed("") and base_url_allowed("https://api.openai.com/v1/")
+    assert not base_url_allowed("https://api.openai.com/v10") and not base_url_allowed("https://api.openai.com/")
+    assert not base_url_allowed("https://api.openai.com/v1/../admin")
+    assert base_url_allowed("http://127.0.0.1:9000/proxy/v1") and not base_url_allowed("http://127.0.0.1:9001/proxy")
+    settings.EVALSITE_JUDGE_BASE_URLS = []
+    assert "none is configured" in endpoint_problems(base_url="", api_key_env="", calls_out=True)["base_url"]
+
+
+def test_a_credential_outside_the_list_is_refused_and_named(mini_project):
+    judge = Judge(project=mini_project, name="leak", backend=Judge.OPENAI, model="m", base_url="http://127.0.0.1:9/v1",
+                  api_key_env="SECRET_KEY")
+    with pytest.raises(ValidationError) as exc:
+        judge_save(judge=judge)
+    assert "'SECRET_KEY' is not a credential this deployment allows" in exc.value.message_dict["api_key_env"][0]
+    assert not Judge.objects.filter(name="leak").exists()
+    # The same for a judge that calls nobody: it must not name a secret either.
+    baseline = Judge(project=mini_project, name="b", backend=Judge.BASELINE, api_key_env="DATABASE_URL")
+    with pytest.raises(ValidationError, match="DATABASE_URL"):
+        judge_save(judge=baseline)
+
+
+def _judge_post(**fields) -> dict:
+    data = {"action": "judge", "judge-name": "outside", "judge-backend": "openai", "judge-model": "m",
+            "judge-base_url": "http://127.0.0.1:9/v1", "judge-api_key_env": "", "judge-condition": "anonymized",
+            "judge-temperature": "0", "judge-samples": "1", "judge-concurrency": "2", "judge-max_retries": "0",
+            "judge-price_in_per_mtok": "0", "judge-price_out_per_mtok": "0"}
+    data.update({f"judge-{k}": v for k, v in fields.items()})
+    return data
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("base_url", "http://169.254.169.254/v1", "is not under an endpoint this deployment allows"),
+    ("api_key_env", "SECRET_KEY", "is not a credential this deployment allows"),
+])
+def test_the_judges_page_refuses_and_saves_nothing(client, mini_project, django_user_model, field, value, message):
+    manager = grant(django_user_model.objects.create_user("boss", password="pw"), mini_project, "manager")
+    client.force_login(manager)
+    before = (Judge.objects.count(), AuditEvent.objects.count())
+    page = client.post(f"/projects/{mini_project.slug}/judges/", _judge_post(**{field: value}))
+    assert page.status_code == 200 and message in page.content.decode()
+    assert (Judge.objects.count(), AuditEvent.objects.count()) == before
+
+
+def test_the_admin_refuses_and_saves_nothing(admin_client, mini_project):
+    before = Judge.objects.count()
+    data = {"project": mini_project.pk, "name": "outside", "backend": "openai", "model": "m",
+            "base_url": "http://127.0.0.1:9/v1", "api_key_env": "SECRET_KEY", "condition": "anonymized",
+            "temperature": "0", "samples": "1", "concurrency": "2", "max_retries": "0", "timeout_seconds": "60",
+            "json_mode": "on", "price_in_per_mtok": "0", "price_out_per_mtok": "0", "few_shot_k": "0", "panel_vote": "majority"}
+    page = admin_client.post("/admin/grading/judge/add/", data)
+    assert page.status_code == 200 and "is not a credential this deployment allows" in page.content.decode()
+    assert Judge.objects.count() == before
+
+
+@pytest.mark.parametrize("field, value", [("base_url", "http://evil.example/v1"), ("api_key_env", "SECRET_KEY")])
+def test_project_json_is_refused_naming_the_field(db, tmp_path, field, value):
+    parts = bundle_parts()
+    parts["project"]["judges"] = [{"name": "outside", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1/v1",
+                                   field: value}]
+    with pytest.raises(BundleError, match=rf"^project.json: judges\[0\].{field}: "):
+        bundle_import(path=write_bundle(tmp_path / "b", parts))
+    assert not Judge.objects.exists()
+
+
+def test_the_api_offers_no_way_to_write_a_judge(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
+    paths = json.loads(schema)["paths"] if schema.lstrip().startswith("{") else {}
+    if not paths:
+        import yaml
+
+        paths = yaml.safe_load(schema)["paths"]
+    writes = [(path, method) for path, ops in paths.items() if "judge" in path
+              for method in ops if method in ("post", "put", "patch", "delete")]
+    assert writes == []
+
+
+def _sneak(judge: Judge, **fields) -> Judge:
+    """A judge changed around the services (an old row, or a direct database edit)."""
+    Judge.objects.filter(pk=judge.pk).update(**fields)
+    judge.refresh_from_db()
+    return judge
+
+
+def test_a_run_sends_nothing_with_a_secret_outside_the_list(make_judge, run_judge, chat_server, monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", "django-insecure-the-real-secret")
+    judge = _sneak(make_judge(), api_key_env="SECRET_KEY")
+    with pytest.raises(ValidationError) as exc:  # refused when the run is created
+        run_judge(judge)
+    assert "'SECRET_KEY' is not a credential" in str(exc.value) and not JudgeRun.objects.filter(judge=judge).exists()
+    with pytest.raises(CallFailed, match="'SECRET_KEY' is not a credential") as failed:  # and by the backend itself
+        ChatBackend(ChatConfig(model="m", base_url=chat_server.url, api_key_env="SECRET_KEY", temperature=0, max_retries=0))
+    assert chat_server.requests == [] and "the-real-secret" not in str(failed.value)
+
+
+def test_a_run_sends_nothing_to_an_address_outside_the_list(make_judge, run_judge, chat_server, settings):
+    judge = make_judge()
+    settings.EVALSITE_JUDGE_BASE_URLS = ["http://localhost"]  # the server listens on 127.0.0.1: not listed now
+    with pytest.raises(ValidationError, match="is not under an endpoint"):
+        run_judge(judge)
+    with pytest.raises(CallFailed, match="is not under an endpoint"):
+        ChatBackend(ChatConfig(model="m", base_url=chat_server.url, api_key_env="", temperature=0, max_retries=0))
+    assert chat_server.requests == []
+
+
+def test_a_redirect_is_not_followed(make_judge, run_judge):
+    other = ChatServer().start()
+    try:
+        target = other.url + "/chat/completions"
+        server = ChatServer(lambda body, i: Reply(status=307, headers={"Location": target}, error="moved")).start()
+        try:
+            judge = make_judge(name="redirected", base_url=server.url, max_retries=0)
+            run, _ = run_judge(judge)
+            assert len(server.requests) > 0 and other.requests == []
+            assert run.failed_calls > 0
+        finally:
+            server.stop()
+    finally:
+        other.stop()
+
+
+def test_a_stored_error_is_short_and_carries_no_key(make_judge, run_judge, monkeypatch):
+    secret = "sk-test-0123456789abcdef"
+    monkeypatch.setenv("JUDGE_TEST_KEY", secret)
+    server = ChatServer()
+    server.script = lambda body, i: Reply(status=400, error=f"bad request; you sent Authorization: "
+                                                              f"{server.headers[i]['authorization']} " + "x" * 500)
+    server.start()
+    try:
+        judge = make_judge(name="echo", base_url=server.url, api_key_env="JUDGE_TEST_KEY", max_retries=0)
+        run, _ = run_judge(judge)
+    finally:
+        server.stop()
+    assert server.headers and server.headers[0]["authorization"] == f"Bearer {secret}"
+    stored = json.dumps([list(JudgeRun.objects.values()), list(judge.judgments.values())], default=str)
+    assert secret not in stored and "[redacted]" in stored
+    errors = [j["raw"] for j in judge.judgments.values("raw")] + [run.error]
+    assert all(len(e or "") <= 300 for e in errors)
+
+
+def test_redact_removes_keys_and_authorization_values():
+    text = 'echo: Authorization: Bearer sk-abc123 {"api_key": "sk-zzz"} x-api-key=k1 key sk-live-999'
+    out = redact(text, "sk-live-999")
+    assert not any(secret in out for secret in ("sk-abc123", "sk-zzz", "k1 ", "sk-live-999"))
+
+
+def test_every_change_of_a_judge_is_audited(mini_project, admin_client, django_user_model):
+    boss = django_user_model.objects.get(username="admin")
+    judge = judge_save(judge=Judge(project=mini_project, name="audited", backend=Judge.BASELINE), by=boss)
+    created = AuditEvent.objects.get(action="judge", target="audited")
+    assert (created.actor, created.before, created.after["backend"], created.note) == (boss, None, "baseline", "created")
+    judge_save(judge=judge, by=boss)  # nothing changed: nothing recorded
+    assert AuditEvent.objects.filter(action="judge", target="audited").count() == 1
+    judge.temperature = 0.3
+    judge_save(judge=judge, by=boss)
+    changed = AuditEvent.objects.filter(action="judge", target="audited").first()
+    assert (changed.before["temperature"], changed.after["temperature"], changed.note) == (0.0, 0.3, "changed")
+    page = admin_client.post(f"/admin/grading/judge/{judge.pk}/delete/", {"post": "yes"})
+    assert page.status_code == 302 and not Judge.objects.filter(pk=judge.pk).exists()
+    deleted = AuditEvent.objects.filter(action="judge", target="audited").first()
+    assert (deleted.actor, deleted.after, deleted.note) == (boss, None, "deleted")
+
+
+def test_judges_created_or_changed_by_an_import_are_audited(db, tmp_path, django_user_model):
+    parts = bundle_parts()
+    parts["project"]["judges"] = [{"name": "local", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1",
+                                   "api_key_env": "LOCAL_KEY"}]
+    boss = django_user_model.objects.create_superuser("boss", password="pw")
+    bundle_import(path=write_bundle(tmp_path / "one", parts), user=boss)
+    created = AuditEvent.objects.get(action="judge", target="local")
+    assert (created.actor, created.before, created.after["base_url"]) == (boss, None, "http://127.0.0.1:8000/v1")
+    assert created.note.startswith("created by import")
+    parts["project"]["judges"][0]["temperature"] = 0.5
+    bundle_import(path=write_bundle(tmp_path / "two", parts), user=boss)
+    changed = AuditEvent.objects.filter(action="judge", target="local").first()
+    assert (changed.before["temperature"], changed.after["temperature"]) == (0.0, 0.5)
+    assert changed.note.startswith("changed by import")
