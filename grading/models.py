@@ -96,6 +96,9 @@ class JudgeRun(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="Last sign of life of the executing worker; a running run without one is resumable."
     )
+    lease_owner = models.CharField(
+        max_length=64, blank=True, help_text="The execution that holds the run (grading.judges.lease); its heartbeat renews it."
+    )
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

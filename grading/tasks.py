@@ -7,17 +7,29 @@ from .models import JudgeRun
 
 
 @shared_task(
-    name="grading.judge_run_execute", acks_late=True, reject_on_worker_lost=True,
+    name="grading.judge_run_execute", acks_late=True, reject_on_worker_lost=True, bind=True,
     autoretry_for=(OperationalError,), retry_backoff=2, retry_backoff_max=60, max_retries=5,
 )
-def judge_run_execute_task(*, run_id: int) -> dict:
+def judge_run_execute_task(self, *, run_id: int) -> dict:
     """Execute or resume a judge run. Acked late and re-queued when the worker dies, so a
-    crashed worker's run is picked up by the next one; finished calls are never repeated."""
-    from .judges.runner import judge_run_execute
+    crashed worker's run is picked up by the next one once its lease lapses
+    (``grading.judges.lease``); finished calls are never repeated, and two copies never
+    execute the same run at once."""
+    from .judges.lease import LEASE_SECONDS
+    from .judges.runner import RunHeld, judge_run_execute
 
     run = JudgeRun.objects.select_related("judge__project", "judge__prompt_template").get(pk=run_id)
     try:
         return judge_run_execute(run=run).as_dict()
+    except RunHeld:
+        # Another worker holds the run's lease (a second copy of this task, or a copy the broker
+        # redelivered). Look again once the lease could have lapsed: if that worker died, this
+        # copy takes the run over; if the run ended, it stops here. No copy executes while
+        # another holds the lease.
+        if not self.app.conf.task_always_eager:
+            queue = (self.request.delivery_info or {}).get("routing_key")  # the queue it came from
+            self.apply_async(kwargs={"run_id": run_id}, countdown=LEASE_SECONDS + 5, queue=queue)
+        return {"run": run_id, "status": "held elsewhere"}
     except OperationalError:  # e.g. a locked SQLite file: queue the run again and let Celery retry
         JudgeRun.objects.filter(pk=run_id, status=JudgeRun.FAILED).update(status=JudgeRun.QUEUED)
         raise

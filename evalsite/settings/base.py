@@ -122,7 +122,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
+    # Redis hands an unacknowledged task to another worker after this long. Longer than a judge
+    # run's lease (60 s) and than the watch countdown of a held run (grading.tasks), so a
+    # redelivered copy of a live run only watches it; a dead worker's run is taken over by the
+    # copy Celery re-queues (reject_on_worker_lost) or by this redelivery.
+    else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900)}
 )
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="django-db")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
@@ -145,6 +149,8 @@ EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "job
 # prefixes its base URL must start with (SSRF and secret exfiltration guard). Empty: none.
 EVALSITE_JUDGE_CREDENTIALS = env.list("EVALSITE_JUDGE_CREDENTIALS", default=[])
 EVALSITE_JUDGE_BASE_URLS = env.list("EVALSITE_JUDGE_BASE_URLS", default=[])
+# A judge run belongs to one worker at a time; a worker silent for this long loses it to another.
+EVALSITE_JUDGE_LEASE_SECONDS = env.float("EVALSITE_JUDGE_LEASE_SECONDS", default=60.0)
 # Gold export of a project with at least this many responses is split over this many processes
 # (default: one per core, at most 2); 1 exports in one process.
 EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, os.cpu_count() or 1))

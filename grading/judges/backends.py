@@ -1,8 +1,10 @@
 """Calling an OpenAI-compatible Chat Completions server (OpenAI, vLLM, Ollama, llama.cpp
-server, ...) through the official ``openai`` client, with our own retry policy: 429, 5xx,
+server, ...) through the official ``openai`` client, with the retry policy below: 429, 5xx,
 timeouts and connection errors are retried with exponential backoff, honouring the server's
 Retry-After (or retry-after-ms); other errors fail at once. JSON mode is asked for where the
 server supports it (a 400 about ``response_format`` switches it off for the rest of the run).
+The retry loop is tenacity's (random exponential waits, the server's Retry-After first); the
+client's own retries stay off so that every attempt is counted in the run.
 
 The API key is read from the environment variable the judge names, at call time; it is never
 stored, logged or put in an error message. ``ChatBackend.complete`` is thread-safe and does
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 import openai
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity.wait import wait_base
 
 from .endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
 
@@ -143,41 +147,75 @@ class ChatBackend:
     def close(self) -> None:
         self.client.close()
 
-    def _backoff(self, attempt: int) -> float:
-        return min(self.config.backoff_max_seconds, self.config.backoff_base_seconds * (2 ** attempt))
+    def _retrying(self) -> Retrying:
+        """tenacity's retry loop for one call: up to ``max_retries`` more attempts after a
+        retryable failure, waiting what the server asked for (Retry-After) or else a random
+        wait up to the exponential bound ("full jitter"), so threads that failed together do not
+        come back together."""
+        return Retrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=_ServerWait(wait_random_exponential(multiplier=self.config.backoff_base_seconds,
+                                                     max=self.config.backoff_max_seconds)),
+            retry=retry_if_exception_type(_Retryable), sleep=self.sleep, reraise=False,
+        )
 
     def complete(self, messages: list[dict]) -> Completion:
         """One answer for ``messages``; raises ``CallFailed``."""
-        attempt = 0
-        while True:
-            params = self.config.params()
-            if not self.json_mode:
-                params.pop("response_format", None)
-            started = time.perf_counter()
-            try:
-                # The client's documented raw-request call: same auth, base URL, timeouts and
-                # error types, without per-call request transformation and response models,
-                # which cost about a millisecond of GIL time per call (see bench/judge_calls.py).
-                body = self.client.post(
-                    "/chat/completions", cast_to=bytes, body={"model": self.config.model, "messages": messages, **params}
-                )
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                if status == 400 and self.json_mode and "response_format" in str(exc.message):
-                    self.json_mode = False  # the server has no JSON mode: ask again without it
-                    continue
-                if status not in RETRYABLE_STATUS and status < 500:
-                    raise CallFailed(f"HTTP {status}: {redact(str(exc.message), self.api_key)[:ERROR_CHARS]}",
-                                     attempts=attempt + 1) from None
-                wait = retry_after_seconds(exc.response.headers if exc.response is not None else None)
-                reason = f"HTTP {status}"
-            except openai.APITimeoutError:
-                wait, reason = None, f"timeout after {self.config.timeout_seconds:g} s"
-            except openai.APIConnectionError as exc:
-                wait, reason = None, f"connection error ({exc.__class__.__name__})"
-            else:
-                return completion_from_body(body, latency_ms=(time.perf_counter() - started) * 1000, attempts=attempt + 1)
-            if attempt >= self.config.max_retries:
-                raise CallFailed(f"{reason}; gave up after {attempt + 1} attempts", attempts=attempt + 1)
-            self.sleep(min(wait, MAX_RETRY_AFTER_SECONDS) if wait is not None else self._backoff(attempt))
-            attempt += 1
+        attempts = 0
+
+        def attempt() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            while True:
+                params = self.config.params()
+                if not self.json_mode:
+                    params.pop("response_format", None)
+                started = time.perf_counter()
+                try:
+                    # The client's documented raw-request call: same auth, base URL, timeouts and
+                    # error types, without per-call request transformation and response models,
+                    # which cost about a millisecond of GIL time per call (see bench/judge_calls.py).
+                    body = self.client.post(
+                        "/chat/completions", cast_to=bytes, body={"model": self.config.model, "messages": messages, **params}
+                    )
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    if status == 400 and self.json_mode and "response_format" in str(exc.message):
+                        self.json_mode = False  # the server has no JSON mode: ask again without it (same attempt)
+                        continue
+                    if status not in RETRYABLE_STATUS and status < 500:
+                        raise CallFailed(f"HTTP {status}: {redact(str(exc.message), self.api_key)[:ERROR_CHARS]}",
+                                         attempts=attempts) from None
+                    raise _Retryable(f"HTTP {status}",
+                                     retry_after_seconds(exc.response.headers if exc.response is not None else None)) from None
+                except openai.APITimeoutError:
+                    raise _Retryable(f"timeout after {self.config.timeout_seconds:g} s") from None
+                except openai.APIConnectionError as exc:
+                    raise _Retryable(f"connection error ({exc.__class__.__name__})") from None
+                return completion_from_body(body, latency_ms=(time.perf_counter() - started) * 1000, attempts=attempts)
+
+        try:
+            return self._retrying()(attempt)
+        except RetryError as exc:
+            reason = exc.last_attempt.exception().reason
+            raise CallFailed(f"{reason}; gave up after {attempts} attempts", attempts=attempts) from None
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt; ``wait``: the seconds the server asked for, if it did."""
+
+    def __init__(self, reason: str, wait: float | None = None):
+        super().__init__(reason)
+        self.reason, self.wait = reason, wait
+
+
+class _ServerWait(wait_base):
+    """The server's Retry-After (capped at ``MAX_RETRY_AFTER_SECONDS``) when it gave one, else ``jitter``."""
+
+    def __init__(self, jitter: wait_base):
+        self.jitter = jitter
+
+    def __call__(self, retry_state) -> float:
+        failure = retry_state.outcome.exception() if retry_state.outcome else None
+        wait = getattr(failure, "wait", None)
+        return min(wait, MAX_RETRY_AFTER_SECONDS) if wait is not None else self.jitter(retry_state)

@@ -12,6 +12,7 @@ impossible. A transport failure (retries exhausted) is stored as an invalid judg
 its error, counted, and redone when the run is resumed; an unparseable answer is a real
 answer: stored invalid, cached, never retried.
 """
+import logging
 import queue
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,11 +28,18 @@ from ..models import Judge, JudgeCacheEntry, JudgeRun, Judgment
 from . import parsing, plan, prompts
 from .backends import CallFailed, ChatBackend, ChatConfig, cache_key
 from .baseline import baseline_judge
+from .lease import HEARTBEAT_SECONDS, LeaseLost, lease_claim, lease_held, lease_token, lease_update
 from .settings import JudgeSettings, judge_settings_parse
+
+logger = logging.getLogger(__name__)
+
+
+class RunHeld(Exception):
+    """The run is being executed by another worker (its lease is live): this copy does nothing."""
+
 
 FLUSH_EVERY = 200
 FLUSH_SECONDS = 0.5
-HEARTBEAT_SECONDS = 10.0  # see selectors.STALE_SECONDS: a run silent for much longer has lost its worker
 CHUNK = 256
 MTOK = Decimal(1_000_000)
 COST_QUANTUM = Decimal("0.00000001")
@@ -92,8 +100,8 @@ def call_cost(*, judge: Judge, tokens_in: int, tokens_out: int) -> Decimal:
 class _Writer:
     """Buffers results and writes them in batches, with the run's counters and the stop check."""
 
-    def __init__(self, run: JudgeRun, on_flush: Callable | None):
-        self.run = run
+    def __init__(self, run: JudgeRun, on_flush: Callable | None, token: str):
+        self.run, self.token = run, token
         self.on_flush = on_flush
         self.rows: list[dict] = []
         self.cache_rows: list[tuple] = []
@@ -131,6 +139,15 @@ class _Writer:
             updated = tuple(c for c in JUDGMENT_COLUMNS if c not in JUDGMENT_KEY and c != "created_at")
             d = self.delta
             with transaction.atomic(), connection.cursor() as cursor:
+                # The counters first, on the lease: an execution that lost the run writes nothing.
+                lease_update(
+                    run=self.run, token=self.token,
+                    done_calls=F("done_calls") + d["done"], invalid_count=F("invalid_count") + d["invalid"],
+                    failed_calls=F("failed_calls") + d["failed"], cache_hits=F("cache_hits") + d["hits"],
+                    calls_made=F("calls_made") + d["calls"], retries=F("retries") + d["retries"],
+                    tokens_in=F("tokens_in") + d["tin"], tokens_out=F("tokens_out") + d["tout"],
+                    cost_usd=F("cost_usd") + d["cost"],
+                )
                 if self.cache_rows:
                     cursor.executemany(_upsert_sql(JudgeCacheEntry._meta.db_table, CACHE_COLUMNS, ("key",), ()),
                                        [(*row, now) for row in self.cache_rows])
@@ -140,18 +157,11 @@ class _Writer:
                         [tuple(evidence.get_db_prep_save(r["evidence"], connection) if c == "evidence" else
                                (now if c == "created_at" else r[c]) for c in JUDGMENT_COLUMNS) for r in self.rows],
                     )
-                    JudgeRun.objects.filter(pk=self.run.pk).update(
-                        done_calls=F("done_calls") + d["done"], invalid_count=F("invalid_count") + d["invalid"],
-                        failed_calls=F("failed_calls") + d["failed"], cache_hits=F("cache_hits") + d["hits"],
-                        calls_made=F("calls_made") + d["calls"], retries=F("retries") + d["retries"],
-                        tokens_in=F("tokens_in") + d["tin"], tokens_out=F("tokens_out") + d["tout"],
-                        cost_usd=F("cost_usd") + d["cost"], heartbeat_at=timezone.now(),
-                    )
             self.rows, self.cache_rows = [], []
             self.last_heartbeat = time.monotonic()
             self.delta = {k: (Decimal(0) if k == "cost" else 0) for k in self.delta}
-        if time.monotonic() - self.last_heartbeat >= HEARTBEAT_SECONDS:  # slow calls: still alive
-            JudgeRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
+        if time.monotonic() - self.last_heartbeat >= HEARTBEAT_SECONDS:  # slow calls: still alive, still ours
+            lease_update(run=self.run, token=self.token)
             self.last_heartbeat = time.monotonic()
         status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
         self.stopping = status == JudgeRun.STOPPING
@@ -289,12 +299,13 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
 
     ``sleep`` (backoff waits) and ``on_flush`` (called after every batch write) are for tests.
     """
-    claimed = JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.QUEUED, JudgeRun.RUNNING]).update(
-        status=JudgeRun.RUNNING, error="", finished_at=None, heartbeat_at=timezone.now(),
-    )
+    token = lease_token()
+    if not lease_claim(run=run, token=token):
+        if lease_held(run=run):  # another execution works on it: this copy must not
+            raise RunHeld(f"run {run.pk} is being executed elsewhere")
+        run.refresh_from_db()
+        return run_summary(run=run, seconds=0.0)  # stopped, finished or failed meanwhile: nothing to do
     run.refresh_from_db()
-    if not claimed:  # stopped, finished or failed meanwhile: nothing to do
-        return run_summary(run=run, seconds=0.0)
     if run.started_at is None:
         JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now())
     judge = run.judge
@@ -304,15 +315,16 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
             raise ValueError(f"judge {judge.name!r} is a panel: it votes over its members' judgments and is not run")
         if judge.backend == Judge.REPLAY:
             _replay(run)
+            lease_update(run=run, token=token, status=JudgeRun.FINISHED, finished_at=timezone.now(), lease_owner="")
         else:
             settings = judge_settings_parse(judge.settings)
             calls = plan.plan_calls(items=plan.plan_items(project=judge.project, scope=run.scope), samples=judge.samples)
             finished = set(Judgment.objects.filter(run=run, error="").values_list("response_id", "criterion_id", "sample"))
             _recount(run)
             # Failed calls are redone now; they are counted again if they fail again.
-            JudgeRun.objects.filter(pk=run.pk).update(total_calls=len(calls), failed_calls=0)
+            lease_update(run=run, token=token, total_calls=len(calls), failed_calls=0)
             pending = [c for c in calls if c.key not in finished]
-            writer = _Writer(run, on_flush)
+            writer = _Writer(run, on_flush, token)
             execution = _Execution(run, settings, writer, sleep)
             if judge.backend == Judge.BASELINE:
                 execution.baseline(pending)
@@ -321,11 +333,13 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
             writer.flush()
             _recount(run)
             final = JudgeRun.STOPPED if writer.stopping else JudgeRun.FINISHED
-            JudgeRun.objects.filter(pk=run.pk).update(
-                status=final, finished_at=timezone.now() if final == JudgeRun.FINISHED else None,
-            )
+            lease_update(run=run, token=token, status=final, lease_owner="",
+                         finished_at=timezone.now() if final == JudgeRun.FINISHED else None)
+    except LeaseLost as exc:  # taken over after this worker went silent too long: the other one finishes it
+        logger.warning("%s; this execution stops", exc)
     except Exception as exc:
-        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:2000])
+        JudgeRun.objects.filter(pk=run.pk, lease_owner=token).update(
+            status=JudgeRun.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:2000], lease_owner="")
         raise
     finally:
         elapsed = time.perf_counter() - started

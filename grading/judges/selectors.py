@@ -17,6 +17,7 @@ from annotation.selectors import criteria_for_response
 
 from ..models import Judge, JudgeRun, Judgment
 from ..sources import project_sources
+from .lease import LEASE_SECONDS
 from .parsing import evidence_valid_quotes
 
 
@@ -30,7 +31,7 @@ def runs_for_project(*, project, limit: int = 20) -> list[JudgeRun]:
     )
 
 
-STALE_SECONDS = 120  # runners write a heartbeat at least every 10 s while they work
+STALE_SECONDS = LEASE_SECONDS  # runners renew their lease at least every 10 s while they work
 
 
 def judge_run_stale(*, run: JudgeRun, now=None) -> bool:

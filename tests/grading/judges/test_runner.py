@@ -130,7 +130,8 @@ def test_500s_exhaust_retries_then_resume_redoes_only_the_failed_call(make_judge
     failed = Judgment.objects.get(run=run, response__external_id="r1", criterion__external_id="c1-abx")
     assert (failed.valid, failed.verdict) == (False, None)
     assert "HTTP 500" in failed.error and "3 attempts" in failed.error
-    assert run_judge.sleeps == [0.5, 1.0]  # exponential backoff from 0.5 s
+    # Random exponential backoff from 0.5 s: each wait anywhere below its bound.
+    assert len(run_judge.sleeps) == 2 and 0 <= run_judge.sleeps[0] <= 0.5 and 0 <= run_judge.sleeps[1] <= 1.0
     assert (run.status, run.failed_calls, run.done_calls, run.retries) == ("finished", 1, ITEMS - 1, 2)
     assert len(chat_server.requests) == ITEMS + 2
 
@@ -281,3 +282,25 @@ def test_replay_judge_takes_stock_of_imported_judgments(mini_project, run_judge)
     assert judge.backend == "replay"
     run, summary = run_judge(judge)
     assert (run.status, run.done_calls, run.invalid_count, run.calls_made) == ("finished", 3, 1, 0)
+
+
+def test_retries_of_a_burst_are_jittered(make_judge, run_judge, chat_server):
+    """Every call of the run (all eleven in flight at once) fails with a 429 that names no wait:
+    their retries must not come back together (tenacity's random exponential wait), and every
+    retry is counted in the run."""
+    first = set()
+
+    def script(body, index):
+        key = str(body["messages"])
+        if key not in first:
+            first.add(key)
+            return Reply(status=429, error="slow down")
+        return grader(body, index)
+
+    chat_server.script = script
+    run, _ = run_judge(make_judge(concurrency=16, max_retries=3))
+    waits = run_judge.sleeps
+    assert len(waits) == ITEMS and len(set(waits)) == ITEMS  # one wait per call, no two alike
+    assert all(0 <= w <= 0.5 for w in waits) and max(waits) - min(waits) > 0.1
+    assert (run.status, run.done_calls, run.retries, run.failed_calls) == ("finished", ITEMS, ITEMS, 0)
+    assert len(chat_server.requests) == 2 * ITEMS
