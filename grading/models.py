@@ -77,7 +77,8 @@ class Judge(models.Model):
 
 class JudgeRun(models.Model):
     QUEUED, RUNNING, STOPPING, STOPPED, FINISHED, FAILED = "queued", "running", "stopping", "stopped", "finished", "failed"
-    STATUSES = [(s, s) for s in (QUEUED, RUNNING, STOPPING, STOPPED, FINISHED, FAILED)]
+    PAUSED = "paused"  # at its budget: resumed once the budget is raised
+    STATUSES = [(s, s) for s in (QUEUED, RUNNING, STOPPING, STOPPED, PAUSED, FINISHED, FAILED)]
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     status = models.CharField(max_length=10, choices=STATUSES, default=QUEUED)
@@ -89,6 +90,10 @@ class JudgeRun(models.Model):
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    budget_usd = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True,
+        help_text="The run pauses once its cost reaches this (empty: no cap); raise it to resume.",
+    )
     calls_made = models.PositiveIntegerField(default=0, help_text="Backend calls made (cache hits excluded).")
     retries = models.PositiveIntegerField(default=0)
     failed_calls = models.PositiveIntegerField(default=0, help_text="Calls that exhausted their retries.")

@@ -162,6 +162,8 @@ class RunStartForm(forms.Form):
     cases = forms.CharField(required=False, help_text="Case ids (empty: all)")
     models = forms.CharField(required=False, help_text="Source models (empty: all)")
     criteria = forms.CharField(required=False, help_text="Criterion ids (empty: all)")
+    budget_usd = forms.DecimalField(required=False, min_value=0, max_digits=12, decimal_places=4, label="Budget (USD)",
+                                    help_text="The run pauses when its cost reaches this (empty: no cap).")
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)

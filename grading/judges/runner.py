@@ -109,6 +109,25 @@ class _Writer:
         self.last_flush = time.monotonic()
         self.last_heartbeat = time.monotonic()
         self.stopping = False
+        # The budget: what the run had spent before this execution, plus what it adds, and the
+        # mean cost of the calls made so far (the estimate of a call not yet answered).
+        self.budget = run.budget_usd
+        self.spent = Decimal(run.cost_usd or 0)
+        self.priced_calls, self.priced_cost = 0, Decimal(0)
+        self.budget_held = False  # a call was not sent because the budget could not cover it
+
+    def budget_allows(self, in_flight: int) -> bool:
+        """Whether one more call may be sent with ``in_flight`` calls unanswered: what is spent
+        plus every unanswered call (this one included) at the mean cost so far stays within the
+        budget. Before the first answer the cost of a call is unknown: one at a time."""
+        if self.budget is None:
+            return True
+        if self.priced_calls == 0:
+            allowed = in_flight == 0 and self.spent < self.budget
+        else:
+            allowed = self.spent + (in_flight + 1) * (self.priced_cost / self.priced_calls) <= self.budget
+        self.budget_held = self.budget_held or not allowed
+        return allowed
 
     def add(self, row: dict, *, calls: int = 0, retries: int = 0, hit: bool = False) -> None:
         self.rows.append(row)
@@ -122,6 +141,10 @@ class _Writer:
         d["tin"] += row["tokens_in"]
         d["tout"] += row["tokens_out"]
         d["cost"] += row["cost_usd"]
+        self.spent += row["cost_usd"]
+        if calls:
+            self.priced_calls += 1
+            self.priced_cost += row["cost_usd"]
 
     def add_cache(self, *, key: str, model: str, text: str, tokens_in: int, tokens_out: int) -> None:
         self.cache_rows.append((key, model, text, tokens_in, tokens_out))
@@ -253,7 +276,8 @@ class _Execution:
         in_flight: dict = {}
         exhausted = False
         while True:
-            while not exhausted and not self.writer.stopping and len(in_flight) < window:
+            while (not exhausted and not self.writer.stopping and len(in_flight) < window
+                   and self.writer.budget_allows(len(in_flight))):
                 nxt = next(source, None)
                 if nxt is None:
                     exhausted = True
@@ -332,8 +356,13 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
                 execution.chat(pending)
             writer.flush()
             _recount(run)
-            final = JudgeRun.STOPPED if writer.stopping else JudgeRun.FINISHED
-            lease_update(run=run, token=token, status=final, lease_owner="",
+            run.refresh_from_db(fields=["done_calls", "failed_calls", "total_calls"])
+            unfinished = run.done_calls + run.failed_calls < run.total_calls
+            final = (JudgeRun.STOPPED if writer.stopping else
+                     JudgeRun.PAUSED if writer.budget_held and unfinished else JudgeRun.FINISHED)
+            note = (f"paused at its budget: ${writer.spent:.4f} spent of ${writer.budget:.4f}; raise the budget to resume"
+                    if final == JudgeRun.PAUSED else "")
+            lease_update(run=run, token=token, status=final, lease_owner="", error=note,
                          finished_at=timezone.now() if final == JudgeRun.FINISHED else None)
     except LeaseLost as exc:  # taken over after this worker went silent too long: the other one finishes it
         logger.warning("%s; this execution stops", exc)

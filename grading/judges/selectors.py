@@ -45,7 +45,7 @@ def judge_run_stale(*, run: JudgeRun, now=None) -> bool:
 
 def judge_run_resumable(*, run: JudgeRun) -> bool:
     return (
-        run.status in (JudgeRun.STOPPED, JudgeRun.FAILED)
+        run.status in (JudgeRun.STOPPED, JudgeRun.FAILED, JudgeRun.PAUSED)
         or (run.status == JudgeRun.FINISHED and run.failed_calls > 0)
         or judge_run_stale(run=run)
     )

@@ -174,18 +174,31 @@ def _enqueue(run: JudgeRun) -> None:
 
 
 @transaction.atomic
-def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None) -> JudgeRun:
-    """A queued run of ``judge`` over the project or a slice (not yet queued on Celery)."""
+def _budget_clean(budget_usd) -> Decimal | None:
+    if budget_usd is None or budget_usd == "":
+        return None
+    try:
+        budget = Decimal(str(budget_usd))
+    except ArithmeticError:
+        raise ValidationError({"budget_usd": f"budget {budget_usd!r} is not a number of dollars"}) from None
+    if not budget.is_finite() or budget < 0:
+        raise ValidationError({"budget_usd": "the budget must be zero or more dollars"})
+    return budget
+
+
+def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None, budget_usd=None) -> JudgeRun:
+    """A queued run of ``judge`` over the project or a slice (not yet queued on Celery).
+    ``budget_usd``: the run pauses once its cost reaches it (None: no cap)."""
     if judge.backend == Judge.PANEL:
         raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run")
     judge_validate(judge=judge)
-    return JudgeRun.objects.create(judge=judge, scope=_scope_clean(scope), created_by=user)
+    return JudgeRun.objects.create(judge=judge, scope=_scope_clean(scope), created_by=user, budget_usd=_budget_clean(budget_usd))
 
 
 @transaction.atomic
-def judge_run_start(*, judge: Judge, scope: dict | None = None, user=None) -> JudgeRun:
+def judge_run_start(*, judge: Judge, scope: dict | None = None, user=None, budget_usd=None) -> JudgeRun:
     """Create a run and queue it on Celery once the transaction commits."""
-    run = judge_run_create(judge=judge, scope=scope, user=user)
+    run = judge_run_create(judge=judge, scope=scope, user=user, budget_usd=budget_usd)
     _enqueue(run)
     return run
 
@@ -200,15 +213,23 @@ def judge_run_stop(*, run: JudgeRun) -> JudgeRun:
 
 
 @transaction.atomic
-def judge_run_resume(*, run: JudgeRun, enqueue: bool = True) -> JudgeRun:
-    """Queue a stopped, failed or stale run (or one with failed calls) again; finished calls are kept.
+def judge_run_resume(*, run: JudgeRun, enqueue: bool = True, budget_usd=None) -> JudgeRun:
+    """Queue a stopped, failed, paused or stale run (or one with failed calls) again; finished
+    calls are kept. A run paused at its budget resumes only with a budget above what it has
+    spent (``budget_usd``); a new budget may be given to any resumed run.
 
     ``enqueue=False`` only marks it queued, for a caller that executes it itself."""
     run = JudgeRun.objects.select_for_update().get(pk=run.pk)
     if not judge_run_resumable(run=run):
         raise ValidationError(f"run {run.pk} is {run.status} and cannot be resumed")
+    budget = _budget_clean(budget_usd)
+    if budget is not None:
+        run.budget_usd = budget
+    if run.budget_usd is not None and run.budget_usd <= run.cost_usd:
+        raise ValidationError({"budget_usd": f"run {run.pk} has spent ${run.cost_usd:.4f} of its ${run.budget_usd:.4f} budget: "
+                                             "raise the budget above what it has spent to resume it"})
     run.status, run.error = JudgeRun.QUEUED, ""
-    run.save(update_fields=["status", "error"])
+    run.save(update_fields=["status", "error", "budget_usd"])
     if enqueue:
         _enqueue(run)
     return run

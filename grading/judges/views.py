@@ -51,7 +51,8 @@ def judge_run_start(request, slug: str):
     form = RunStartForm(request.POST, project=project)
     if form.is_valid():
         try:
-            services.judge_run_start(judge=form.cleaned_data["judge"], scope=form.scope(), user=request.user)
+            services.judge_run_start(judge=form.cleaned_data["judge"], scope=form.scope(), user=request.user,
+                                     budget_usd=form.cleaned_data.get("budget_usd"))
         except ValidationError as exc:
             form.add_error(None, exc)
     if form.errors:
@@ -76,7 +77,7 @@ def judge_run_resume(request, slug: str, run_id: int):
     project = _project(request, slug)
     run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
     try:
-        services.judge_run_resume(run=run)
+        services.judge_run_resume(run=run, budget_usd=request.POST.get("budget_usd") or None)
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return _runs_response(request, project)

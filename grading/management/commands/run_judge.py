@@ -24,6 +24,7 @@ class Command(JsonCommand):
         parser.add_argument("--models", nargs="*", default=[], help="source models (default: all)")
         parser.add_argument("--criteria", nargs="*", default=[], help="criterion ids (default: all)")
         parser.add_argument("--resume", type=int, help="resume this run instead of starting a new one")
+        parser.add_argument("--budget", help="USD: the run pauses when its cost reaches this (with --resume: the new budget)")
 
     def run(self, **options) -> dict:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -39,9 +40,9 @@ class Command(JsonCommand):
                 run = JudgeRun.objects.filter(pk=options["resume"], judge=judge).first()
                 if run is None:
                     fail(f"judge {judge.name!r} has no run {options['resume']}")
-                run = judge_run_resume(run=run, enqueue=False)
+                run = judge_run_resume(run=run, enqueue=False, budget_usd=options["budget"])
             else:
-                run = judge_run_create(judge=judge, scope=scope)
+                run = judge_run_create(judge=judge, scope=scope, budget_usd=options["budget"])
         except ValidationError as exc:
             fail("; ".join(exc.messages))
         try:
@@ -51,7 +52,8 @@ class Command(JsonCommand):
         result = summary.as_dict()
         result["seconds"] = round(time.perf_counter() - started, 3)
         if summary.status != JudgeRun.FINISHED:
-            fail(f"run {run.pk} ended {summary.status}")
+            run.refresh_from_db()
+            fail(f"run {run.pk} ended {summary.status}" + (f": {run.error}" if run.error else ""))
         # A call that failed after its retries is stored as an invalid judgment too (SPEC §3).
         result["judgments"] += result["failed"]
         result["invalid"] += result["failed"]
