@@ -22,6 +22,7 @@ class JudgeAdmin(ProjectDataAdmin, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["project", "name", "backend", "model", "base_url", "api_key_env", "condition"]}),
         ("Sampling and limits", {"fields": ["temperature", "samples", "concurrency", "max_retries", "timeout_seconds",
+                                            "max_tokens", "reasoning_effort",
                                             "json_mode", "price_in_per_mtok", "price_out_per_mtok"]}),
         ("Prompt", {"fields": ["prompt_template", "shuffle_options", "shuffle_seed", "min_evidence",
                                "few_shot_cohort", "few_shot_k", "few_shot_seed"]}),

@@ -58,12 +58,15 @@ class ChatConfig:
     json_mode: bool = True
     backoff_base_seconds: float = 0.5
     backoff_max_seconds: float = 30.0
+    reasoning_effort: str = ""
 
     def params(self) -> dict:
         """The request parameters that change the answer (part of the cache key)."""
         params: dict = {"temperature": self.temperature}
         if self.max_tokens:
             params["max_tokens"] = self.max_tokens
+        if self.reasoning_effort:
+            params["reasoning_effort"] = self.reasoning_effort
         if self.json_mode:
             params["response_format"] = {"type": "json_object"}
         return params
@@ -125,6 +128,7 @@ class ChatBackend:
         self.config = config
         self.sleep = sleep
         self.json_mode = config.json_mode
+        self.reasoning = bool(config.reasoning_effort)
         # The operator's allowlists, checked again here: a judge saved before they changed, or
         # written around the services, still sends nothing anywhere else (issue 11).
         problems = endpoint_problems(base_url=config.base_url, api_key_env=config.api_key_env, calls_out=True)
@@ -170,6 +174,8 @@ class ChatBackend:
                 params = self.config.params()
                 if not self.json_mode:
                     params.pop("response_format", None)
+                if not self.reasoning:
+                    params.pop("reasoning_effort", None)
                 started = time.perf_counter()
                 try:
                     # The client's documented raw-request call: same auth, base URL, timeouts and
@@ -182,6 +188,9 @@ class ChatBackend:
                     status = exc.status_code
                     if status == 400 and self.json_mode and "response_format" in str(exc.message):
                         self.json_mode = False  # the server has no JSON mode: ask again without it (same attempt)
+                        continue
+                    if status == 400 and self.reasoning and "reasoning_effort" in str(exc.message):
+                        self.reasoning = False  # nor reasoning effort: the same, for the rest of the run
                         continue
                     if status not in RETRYABLE_STATUS and status < 500:
                         raise CallFailed(f"HTTP {status}: {redact(str(exc.message), self.api_key)[:ERROR_CHARS]}",

@@ -9,7 +9,7 @@ from annotation.models import Response
 from ..models import Judge
 from .endpoints import allowed_base_urls, allowed_credentials
 from .services import judge_validate
-from .settings import VOTE_RULES, SettingsError, judge_settings_parse
+from .settings import REASONING_EFFORTS, VOTE_RULES, SettingsError, judge_settings_parse
 
 
 def endpoint_help(fields) -> None:
@@ -23,7 +23,8 @@ def endpoint_help(fields) -> None:
 
 SETTING_FIELDS = {
     "json_mode": "json_mode", "timeout_seconds": "timeout_seconds", "shuffle_options": "shuffle_options",
-    "shuffle_seed": "shuffle_seed", "min_evidence": "min_evidence",
+    "shuffle_seed": "shuffle_seed", "min_evidence": "min_evidence", "max_tokens": "max_tokens",
+    "reasoning_effort": "reasoning_effort",
 }
 
 
@@ -47,6 +48,9 @@ def _weights(text: str) -> dict[str, float]:
 class JudgeForm(forms.ModelForm):
     json_mode = forms.BooleanField(required=False, initial=True, help_text="Ask for JSON mode where the server has it.")
     timeout_seconds = forms.FloatField(min_value=0.001, initial=60, help_text="Per request.")
+    max_tokens = forms.IntegerField(required=False, min_value=1, initial=1024, help_text="Most output tokens per answer.")
+    reasoning_effort = forms.ChoiceField(required=False, choices=[("", "(not sent)"), *[(e, e) for e in REASONING_EFFORTS]],
+                                         help_text="For reasoning models; dropped if the server does not know it.")
     shuffle_options = forms.BooleanField(required=False, help_text="Shuffle ordinal / nominal options per item.")
     shuffle_seed = forms.IntegerField(initial=0)
     min_evidence = forms.IntegerField(min_value=0, initial=0, help_text="Verbatim quotes required (raises the criterion's own minimum).")
@@ -93,6 +97,8 @@ class JudgeForm(forms.ModelForm):
         for name, key in SETTING_FIELDS.items():
             if data.get(name) is not None:
                 settings[key] = data[name]
+        if not settings.get("reasoning_effort"):
+            settings.pop("reasoning_effort", None)
         settings.pop("few_shot", None)
         if data.get("few_shot_cohort") or data.get("few_shot_k"):
             settings["few_shot"] = {"cohort": data.get("few_shot_cohort") or "", "k": data.get("few_shot_k") or 0,

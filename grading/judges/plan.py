@@ -92,10 +92,12 @@ class PromptBuilder:
         self.settings = settings
         self.template = template
         self.aliases = prompts.model_aliases(model_order(project=judge.project))
-        self.conversations = {
-            pk: prompts.conversation_text(prompt=prompt, messages=messages)
-            for pk, prompt, messages in Case.objects.filter(project=judge.project).values_list("pk", "prompt", "messages")
-        }
+        self.conversations, self.references = {}, {}
+        for pk, prompt, messages, reference in Case.objects.filter(project=judge.project).values_list(
+                "pk", "prompt", "messages", "reference_answer"):
+            self.conversations[pk] = prompts.conversation_text(prompt=prompt, messages=messages)
+            if reference and "$reference_answer" in template.binary_user + template.option_user:
+                self.references[pk] = reference
         self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort) if (
             settings.few_shot_k > 0 and settings.few_shot_cohort
         ) else ({}, {})
@@ -126,6 +128,7 @@ class PromptBuilder:
             author=self.author(item), response_text=item.response_text, criterion_text=item.criterion_text,
             options=options, examples=self.examples(item),
             min_evidence=max(item.min_evidence, self.settings.min_evidence),
+            reference_answer=self.references.get(item.case_pk, ""),
         )
 
 

@@ -5,7 +5,9 @@ Templates use ``string.Template`` placeholders so that literal JSON braces in a 
 no escaping: ``$conversation`` (the case), ``$author`` (who wrote the response: the model in
 the attributed condition, a stable alias such as "Expert 3" in the anonymized one),
 ``$response``, ``$criterion``, ``$options`` (ordinal / nominal only), ``$examples`` (few-shot
-block, may be empty) and ``$evidence_rule`` (may be empty). Pure Python: no Django.
+block, may be empty), ``$evidence_rule`` (may be empty) and ``$reference_answer`` (the case's
+reference answer, empty when it has none; the built-in templates do not use it). Pure Python:
+no Django.
 """
 import random
 from dataclasses import dataclass
@@ -156,9 +158,11 @@ def messages_render(
     options: list[dict] | None = None,
     examples: list[Example] | None = None,
     min_evidence: int = 0,
+    reference_answer: str = "",
 ) -> list[dict]:
     """The chat messages of one call."""
     values = {
+        "reference_answer": reference_answer,
         "conversation": conversation,
         "author": author,
         "response": response_text,

@@ -240,7 +240,8 @@ class _Execution:
         config = ChatConfig(
             model=self.judge.model, base_url=self.judge.base_url, api_key_env=self.judge.api_key_env,
             temperature=self.judge.temperature, max_retries=self.judge.max_retries, timeout_seconds=s.timeout_seconds,
-            max_tokens=s.max_tokens, json_mode=s.json_mode, backoff_base_seconds=s.backoff_base_seconds,
+            max_tokens=s.max_tokens, json_mode=s.json_mode, reasoning_effort=s.reasoning_effort,
+            backoff_base_seconds=s.backoff_base_seconds,
             backoff_max_seconds=s.backoff_max_seconds,
         )
         concurrency = max(1, self.judge.concurrency)

@@ -1,7 +1,9 @@
 """The judge options kept in ``Judge.settings`` (free JSON, so bundles can carry them), read
 and checked in one place. Unknown keys are errors, so a typo never silently does nothing.
 
-Keys (all optional): ``json_mode`` (true), ``timeout_seconds`` (60), ``max_tokens`` (1024),
+Keys (all optional): ``json_mode`` (true), ``timeout_seconds`` (60, per request), ``max_tokens``
+(1024: the answer's output tokens), ``reasoning_effort`` (minimal / low / medium / high, sent
+only when set; a server that does not know it is asked again without it),
 ``backoff_base_seconds`` (0.5), ``backoff_max_seconds`` (30), ``shuffle_options`` (false),
 ``shuffle_seed`` (0), ``min_evidence`` (0: the criterion's own minimum applies; a larger
 number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``threshold``
@@ -13,8 +15,9 @@ from dataclasses import dataclass, field
 VOTE_RULES = ("majority", "weighted", "unanimous", "any")
 KNOWN_KEYS = {
     "json_mode", "timeout_seconds", "max_tokens", "backoff_base_seconds", "backoff_max_seconds", "shuffle_options",
-    "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights",
+    "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights", "reasoning_effort",
 }
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 
 class SettingsError(ValueError):
@@ -29,6 +32,7 @@ class JudgeSettings:
     json_mode: bool = True
     timeout_seconds: float = 60.0
     max_tokens: int | None = 1024
+    reasoning_effort: str = ""
     backoff_base_seconds: float = 0.5
     backoff_max_seconds: float = 30.0
     shuffle_options: bool = False
@@ -92,8 +96,12 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
     for name, w in weights.items():
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
             raise SettingsError(f"weights.{name}", f"must be a number >= 0, not {w!r}")
+    effort = data.get("reasoning_effort") or ""
+    if effort and effort not in REASONING_EFFORTS:
+        raise SettingsError("reasoning_effort", f"{effort!r} is not one of {', '.join(REASONING_EFFORTS)}")
     return JudgeSettings(
         json_mode=_flag(data, "json_mode", True),
+        reasoning_effort=effort,
         timeout_seconds=_number(data, "timeout_seconds", 60.0, minimum=0.001),
         max_tokens=_number(data, "max_tokens", 1024, minimum=1, integer=True) if data.get("max_tokens", 1) is not None else None,
         backoff_base_seconds=_number(data, "backoff_base_seconds", 0.5),
