@@ -101,6 +101,10 @@ class JudgeRun(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="Last sign of life of the executing worker; a running run without one is resumable."
     )
+    config = models.JSONField(
+        default=dict, blank=True,
+        help_text="The judge's configuration and prompt template version the last execution used (the run page shows it).",
+    )
     lease_owner = models.CharField(
         max_length=64, blank=True, help_text="The execution that holds the run (grading.judges.lease); its heartbeat renews it."
     )

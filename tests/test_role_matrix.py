@@ -311,6 +311,7 @@ MATRIX: list[Url] = [
     Url("judge-runs", slug, "manage", headers=HTMX),
     *[Url("judge-run-start", slug, "manage", get=None, post=status, data=lambda h, t: {"judge": t.judge, "cases": "c1"},
           changes=True, label=label, headers=headers) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
+    Url("judge-run-page", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", variants=ALL),
     Url("judge-run-stop", lambda h, t: {"slug": h.slug, "run_id": t.running_run}, "manage", get=None, post=302,
         changes=True, variants=ALL),
     Url("judge-run-resume", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", get=None, post=302,

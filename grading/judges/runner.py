@@ -92,6 +92,19 @@ def template_for(judge: Judge) -> prompts.TemplateText:
     return prompts.TemplateText(t.name, t.version, t.system, t.binary_user, t.option_user)
 
 
+def run_config(judge: Judge) -> dict:
+    """What an execution of ``judge`` runs with: model, endpoint, sampling, limits, settings
+    and the prompt template's name and version (the key variable's name only, never a key)."""
+    template = template_for(judge)
+    return {
+        "model": judge.model, "backend": judge.backend, "base_url": judge.base_url, "api_key_env": judge.api_key_env,
+        "condition": judge.condition, "temperature": judge.temperature, "samples": judge.samples,
+        "concurrency": judge.concurrency, "max_retries": judge.max_retries,
+        "price_in_per_mtok": float(judge.price_in_per_mtok), "price_out_per_mtok": float(judge.price_out_per_mtok),
+        "settings": judge.settings or {}, "template": {"name": template.name, "version": template.version},
+    }
+
+
 def call_cost(*, judge: Judge, tokens_in: int, tokens_out: int) -> Decimal:
     cost = Decimal(tokens_in) * Decimal(judge.price_in_per_mtok) / MTOK + Decimal(tokens_out) * Decimal(judge.price_out_per_mtok) / MTOK
     return cost.quantize(COST_QUANTUM)
@@ -336,6 +349,7 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
     judge = run.judge
     started = time.perf_counter()
     try:
+        lease_update(run=run, token=token, config=run_config(judge))
         if judge.backend == Judge.PANEL:
             raise ValueError(f"judge {judge.name!r} is a panel: it votes over its members' judgments and is not run")
         if judge.backend == Judge.REPLAY:

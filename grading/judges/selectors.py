@@ -73,6 +73,29 @@ def run_get_for_manager(*, project, run_id: int, user) -> JudgeRun:
     return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, judge__project=project)
 
 
+def run_figures(*, run: JudgeRun, now=None) -> dict:
+    """What the run page shows beside the run's own counters: its duration (start to finish, or
+    to now while it runs; none for a run that ended without finishing), the invalid rate, calls
+    made per second of execution, the configuration as rows, and whether it is stale."""
+    running = run.status in (JudgeRun.RUNNING, JudgeRun.STOPPING)
+    end = run.finished_at or ((now or timezone.now()) if running else None)
+    duration = (end - run.started_at).total_seconds() if run.started_at and end else None
+    answered = run.done_calls + run.failed_calls
+    config = dict(run.config or {})
+    template = config.pop("template", None)
+    settings = config.pop("settings", None) or {}
+    return {
+        "duration_seconds": duration,
+        "invalid_rate": run.invalid_count / run.done_calls if run.done_calls else None,
+        "calls_per_second": run.calls_made / run.seconds if run.seconds else None,
+        "answered": answered,
+        "template": template,
+        "config_rows": sorted(config.items()),
+        "settings_json": json.dumps(settings, indent=2, sort_keys=True) if settings else "",
+        "stale": judge_run_stale(run=run, now=now),
+    }
+
+
 def response_get_for_inspection(*, response_id: int, user) -> Response:
     """The response, for the adjudicators and managers of its project: the side-by-side page
     shows every source. 404 for anybody without a role in that project, 403 for a viewer."""

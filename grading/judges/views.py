@@ -45,6 +45,14 @@ def judge_runs(request, slug: str):
 
 
 @login_required
+def judge_run_page(request, slug: str, run_id: int):
+    """One run: when it ran, what it did and cost, and the configuration it used."""
+    project = _project(request, slug)
+    run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
+    return render(request, "grading/judges/run.html", {"project": project, "run": run, **selectors.run_figures(run=run)})
+
+
+@login_required
 @require_POST
 def judge_run_start(request, slug: str):
     project = _project(request, slug)
