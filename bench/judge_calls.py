@@ -14,6 +14,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -122,6 +123,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--plan-only", action="store_true",
+                        help="only the first run (no cached re-run, no bare-HTTP floor): for the peak RSS of a large plan")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as var_dir:
@@ -143,11 +146,15 @@ def main(argv=None) -> dict:
             first = judge_run_execute(run=judge_run_create(judge=judge))
             elapsed = time.perf_counter() - started
             after_first = server.stats()
-            started = time.perf_counter()
-            second = judge_run_execute(run=judge_run_create(judge=judge))
-            cached_elapsed = time.perf_counter() - started
-            after_second = server.stats()
-            floor = _floor_seconds(server.url, calls=first.calls, concurrency=args.concurrency)
+            peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            if args.plan_only:
+                second, cached_elapsed, after_second, floor = first, 0.0, after_first, float("nan")
+            else:
+                started = time.perf_counter()
+                second = judge_run_execute(run=judge_run_create(judge=judge))
+                cached_elapsed = time.perf_counter() - started
+                after_second = server.stats()
+                floor = _floor_seconds(server.url, calls=first.calls, concurrency=args.concurrency)
         finally:
             server.stop()
         ideal = first.calls * args.latency / args.concurrency
@@ -156,10 +163,12 @@ def main(argv=None) -> dict:
             "calls": first.calls, "judgments": first.judgments, "invalid": first.invalid, "failed": first.failed,
             "latency_s": args.latency, "concurrency": args.concurrency, "max_in_flight": after_first["max_in_flight"],
             "server_requests": after_first["requests"],
-            "elapsed_s": round(elapsed, 3), "ideal_s": round(ideal, 3), "ratio_to_ideal": round(elapsed / ideal, 3),
+            "elapsed_s": round(elapsed, 3), "ideal_s": round(ideal, 3),
+            "ratio_to_ideal": round(elapsed / ideal, 3) if ideal else None,
             "within_1_3x": elapsed <= 1.3 * ideal, "cost_usd": first.cost_usd,
-            "bare_http_floor_s": round(floor, 3), "ratio_to_floor": round(elapsed / floor, 3),
+            "bare_http_floor_s": round(floor, 3), "ratio_to_floor": round(elapsed / floor, 3) if floor == floor else None,
             "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
+            "peak_rss_mb": round(peak_rss_mb), "rss_target_mb": 400,
             "cached_rerun": {"calls": second.calls, "cache_hits": second.cache_hits,
                              "server_requests": after_second["requests"] - after_first["requests"],
                              "cost_usd": second.cost_usd, "elapsed_s": round(cached_elapsed, 3)},

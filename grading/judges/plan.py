@@ -9,7 +9,10 @@ and are left out).
 """
 import random
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+
+from django.db.models import Count, Q
 
 from annotation.models import Case, Cohort, Criterion, Response
 
@@ -45,8 +48,11 @@ class Call:
         return (self.item.response_pk, self.item.criterion_pk, self.sample)
 
 
-def plan_items(*, project, scope: dict | None) -> list[Item]:
-    """The pairs in scope, in project order (response position, then criterion position)."""
+PLAN_CHUNK = 500  # responses read (and planned) at a time
+
+
+def _scoped(*, project, scope: dict | None):
+    """The responses and criteria a scope selects."""
     scope = scope or {}
     responses = Response.objects.filter(project=project)
     if scope.get("cases"):
@@ -58,22 +64,48 @@ def plan_items(*, project, scope: dict | None) -> list[Item]:
     criteria = Criterion.objects.filter(project=project)
     if scope.get("criteria"):
         criteria = criteria.filter(external_id__in=scope["criteria"])
+    return responses, criteria
+
+
+def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK) -> Iterator[list[Item]]:
+    """The pairs in scope, in project order (response position, then criterion position), a
+    chunk of ``chunk`` responses at a time: a run holds one chunk of its plan, not the plan
+    (issue 11: flat memory whatever the number of calls). Responses are read by keyset
+    pagination on (position, pk), so no cursor stays open while the run writes."""
+    responses, criteria = _scoped(project=project, scope=scope)
     by_version: dict[int, list[tuple]] = defaultdict(list)
     for row in criteria.order_by("rubric_version_id", "position").values_list(
         "pk", "rubric_version_id", "text", "kind", "options", "min_evidence"
     ):
         by_version[row[1]].append(row)
-    items = []
-    for pk, text, model, case_pk, version in responses.order_by("position", "pk").values_list(
-        "pk", "text", "model", "case_id", "case__rubric_version_id"
-    ):
-        for c_pk, _, c_text, kind, options, min_evidence in by_version.get(version, []):
-            items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version))
-    return items
+    after = None
+    while True:
+        page = responses.order_by("position", "pk")
+        if after is not None:
+            page = page.filter(Q(position__gt=after[0]) | Q(position=after[0], pk__gt=after[1]))
+        rows = list(page.values_list("pk", "text", "model", "case_id", "case__rubric_version_id", "position")[:chunk])
+        if not rows:
+            return
+        items = []
+        for pk, text, model, case_pk, version, _ in rows:
+            for c_pk, _, c_text, kind, options, min_evidence in by_version.get(version, []):
+                items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version))
+        yield items
+        after = (rows[-1][5], rows[-1][0])
 
 
-def plan_calls(*, items: list[Item], samples: int) -> list[Call]:
-    return [Call(item, s) for item in items for s in range(max(1, samples))]
+def plan_count(*, project, scope: dict | None, samples: int) -> int:
+    """How many calls ``plan_items`` × samples makes, counted by the database."""
+    responses, criteria = _scoped(project=project, scope=scope)
+    per_version = dict(criteria.values("rubric_version_id").annotate(n=Count("pk")).values_list("rubric_version_id", "n"))
+    counts = responses.values("case__rubric_version_id").annotate(n=Count("pk")).values_list("case__rubric_version_id", "n")
+    return sum(per_version.get(version, 0) * n for version, n in counts) * max(1, samples)
+
+
+def plan_calls(*, items: Iterable[Item], samples: int) -> Iterator[Call]:
+    for item in items:
+        for s in range(max(1, samples)):
+            yield Call(item, s)
 
 
 def model_order(*, project) -> list[str]:

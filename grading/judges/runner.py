@@ -18,7 +18,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Callable
+from itertools import islice
+from typing import Callable, Iterable
 
 from django.db import connection, transaction
 from django.db.models import F
@@ -235,7 +236,7 @@ class _Execution:
         return parsing.output_parse(text=text, kind=call.item.kind, options=call.item.options)
 
     # -- baseline: deterministic and local, no pool and no cache needed ---------------------
-    def baseline(self, calls: list[plan.Call]) -> None:
+    def baseline(self, calls: Iterable[plan.Call]) -> None:
         for call in calls:
             if self.writer.stopping:
                 break
@@ -248,7 +249,7 @@ class _Execution:
             self.writer.maybe_flush()
 
     # -- chat completions ---------------------------------------------------------------------
-    def chat(self, calls: list[plan.Call]) -> None:
+    def chat(self, calls: Iterable[plan.Call]) -> None:
         s = self.settings
         config = ChatConfig(
             model=self.judge.model, base_url=self.judge.base_url, api_key_env=self.judge.api_key_env,
@@ -269,8 +270,9 @@ class _Execution:
 
     def _misses(self, calls, builder, params):
         """Yield (call, key) for calls the cache cannot answer; write the answered ones."""
-        for start in range(0, len(calls), CHUNK):
-            chunk = [(c, builder.messages(c)) for c in calls[start:start + CHUNK]]
+        calls = iter(calls)
+        while batch := list(islice(calls, CHUNK)):
+            chunk = [(c, builder.messages(c)) for c in batch]
             keyed = [(c, m, cache_key(model=self.judge.model, messages=m, params=params, sample=c.sample)) for c, m in chunk]
             cached = dict(JudgeCacheEntry.objects.filter(key__in=[k for *_, k in keyed]).values_list("key", "text"))
             for call, messages, key in keyed:
@@ -357,12 +359,11 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
             lease_update(run=run, token=token, status=JudgeRun.FINISHED, finished_at=timezone.now(), lease_owner="")
         else:
             settings = judge_settings_parse(judge.settings)
-            calls = plan.plan_calls(items=plan.plan_items(project=judge.project, scope=run.scope), samples=judge.samples)
-            finished = set(Judgment.objects.filter(run=run, error="").values_list("response_id", "criterion_id", "sample"))
+            total = plan.plan_count(project=judge.project, scope=run.scope, samples=judge.samples)
             _recount(run)
             # Failed calls are redone now; they are counted again if they fail again.
-            lease_update(run=run, token=token, total_calls=len(calls), failed_calls=0)
-            pending = [c for c in calls if c.key not in finished]
+            lease_update(run=run, token=token, total_calls=total, failed_calls=0)
+            pending = _pending(run, judge)
             writer = _Writer(run, on_flush, token)
             execution = _Execution(run, settings, writer, sleep)
             if judge.backend == Judge.BASELINE:
@@ -390,6 +391,17 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
         JudgeRun.objects.filter(pk=run.pk).update(seconds=F("seconds") + elapsed)
     run.refresh_from_db()
     return run_summary(run=run, seconds=elapsed)
+
+
+def _pending(run: JudgeRun, judge: Judge):
+    """The calls of ``run`` not answered yet, a chunk of responses at a time (the plan and the
+    answered keys of one chunk in memory, never the whole run's)."""
+    for items in plan.plan_items(project=judge.project, scope=run.scope):
+        finished = set(Judgment.objects.filter(run=run, error="", response_id__in={i.response_pk for i in items})
+                       .values_list("response_id", "criterion_id", "sample"))
+        for call in plan.plan_calls(items=items, samples=judge.samples):
+            if call.key not in finished:
+                yield call
 
 
 def _recount(run: JudgeRun) -> None:
