@@ -3,7 +3,7 @@ a judge names the environment variable that holds its key.
 """
 from django.contrib import admin
 
-from annotation.admin import ProjectDataAdmin
+from annotation.admin import ProjectDataAdmin, ReadOnlyMixin
 
 from .judges.forms import JudgeForm
 from .judges.services import judge_delete, judge_save, prompt_template_save
@@ -116,19 +116,10 @@ class AdjudicationAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
 
 @admin.register(AdjudicationHistory)
-class AdjudicationHistoryAdmin(ProjectDataAdmin, admin.ModelAdmin):
+class AdjudicationHistoryAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["adjudication", "action", "changed_by", "changed_at"]
     list_filter = ["project", "action"]
     list_select_related = ["adjudication__response", "adjudication__criterion", "changed_by"]
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(DataJob)

@@ -34,6 +34,11 @@ def test_a_manager_opens_a_run_from_the_runs_table(page, login, transactional_db
     judge_run_execute(run=run)
     login("boss", "pw-boss-1")
     page.goto(f"/projects/{mini_project.slug}/")
+    row = page.locator(f"#run-{run.pk}")
+    assert "paused at its budget" in row.inner_text() and row.locator("input[name=budget_usd]").is_visible()
+    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.locator("#judge-runs").screenshot(path=str(shots / "runs_table.png"))
     page.click(f"#run-{run.pk} a")
     page.wait_for_url(f"**/judges/runs/{run.pk}/")
     assert page.locator(".run-status strong").inner_text() == "paused"
@@ -41,6 +46,4 @@ def test_a_manager_opens_a_run_from_the_runs_table(page, login, transactional_db
     figures = page.locator("table.run-figures").inner_text()
     assert f"5 of {ITEMS} answered" in figures and "$0.0050 of a $0.0050 budget" in figures
     assert page.locator("td.template").inner_text() == "clinconsensus-rubric-item v1"
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "run_page.png"), full_page=True)
