@@ -4,9 +4,10 @@
    one judge; deterministic seed) under bench/out/ unless it is there already.
 2. Import / re-import / export on SQLite (a fresh file) and on PostgreSQL (a fresh database
    on 127.0.0.1, skipped with a note when none answers), each in its own process.
-3. Adjudication (issue 10): the queue and the adjudication page of the 250-case project, the
+3. Judge calls: 2,000 at concurrency 16, 10,000 at 32, and a 200,000-call run's peak RSS.
+4. Adjudication (issue 10): the queue and the adjudication page of the 250-case project, the
    gold export of the 2,500-case one, on SQLite and on PostgreSQL.
-4. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
+5. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
 """
 import importlib
 import json
@@ -127,6 +128,26 @@ def run_import_with_triggers(bundle: Path, database_url: str) -> None:
         f"rows/s, {figures['import_seconds']} s (foreign-key triggers fire; README, Deployment)")
 
 
+def run_judge_scale() -> None:
+    """Issue 11: 10,000 calls at 50 ms and concurrency 32 (target within 1.15x of ideal), and the
+    runner's peak RSS over a 200,000-call run (target < 400 MB; several minutes on 2 cores)."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    for label, args in (("10,000 calls at 50 ms, concurrency 32", ["--calls", "10000", "--concurrency", "32"]),
+                        ("200,000-call run (0 ms), concurrency 32", ["--calls", "200000", "--latency", "0",
+                                                                     "--concurrency", "32", "--plan-only"])):
+        proc = subprocess.run([sys.executable, "-m", "bench.judge_calls", *args], cwd=ROOT, capture_output=True, text=True,
+                              env=env)
+        if proc.returncode != 0:
+            say(f"[judges] {label}", "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+            continue
+        r = json.loads(proc.stdout[proc.stdout.index("{"):])
+        if "--plan-only" in args:
+            say(f"[judges] {label}: peak RSS", r["peak_rss_mb"], f"MB (target < {r['rss_target_mb']}; {r['elapsed_s']} s)")
+        else:
+            say(f"[judges] {label}", r["elapsed_s"], f"s (ideal {r['ideal_s']} s, x{r['ratio_to_ideal']}, target <= 1.15; "
+                                                    f"bare-HTTP floor {r['bare_http_floor_s']} s; in-process run)")
+
+
 def postgres_url() -> str | None:
     try:
         import psycopg
@@ -181,6 +202,7 @@ def main() -> None:
     if pg:
         run_coverage(pg, "postgresql")
     run_judge_calls()
+    run_judge_scale()
     for name in OTHER_BENCHES:
         try:
             module = importlib.import_module(name)
