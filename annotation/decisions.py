@@ -19,6 +19,26 @@ class DecisionError(ValueError):
         self.message = message
 
 
+def choice_parse(raw: str, *, values: bool = False) -> dict:
+    """A decision button's value as a decision's keyword arguments: "verdict:met" →
+    ``{"verdict": "met"}``, "option:<label>" → ``{"option_label": label}`` and, where ``values``
+    are offered (adjudication of ordinal criteria), "value:7.5" → ``{"value": 7.5}``; "" → {}.
+    Anything else raises ``DecisionError`` on "choice"."""
+    if not raw:
+        return {}
+    kind, _, value = raw.partition(":")
+    if kind == "verdict" and value in VERDICTS:
+        return {"verdict": value}
+    if kind == "option" and value:
+        return {"option_label": value}
+    if kind == "value" and values:
+        try:
+            return {"value": float(value)}  # a number; whether it fits the criterion is decision_validate's rule
+        except ValueError:
+            pass
+    raise DecisionError("choice", "choose one of the offered decisions")
+
+
 @dataclass(frozen=True)
 class Decision:
     verdict: str | None = None

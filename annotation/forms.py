@@ -2,7 +2,7 @@
 from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
-from .decisions import VERDICTS
+from .decisions import VERDICTS, DecisionError, choice_parse
 
 MAX_RATIONALE = 5000
 
@@ -40,15 +40,10 @@ class ReviewForm(forms.Form):
 
     def clean_choice(self) -> dict:
         """One button group for every decision, so a checker can never send two at once."""
-        raw = self.cleaned_data["choice"]
-        if not raw:
-            return {}
-        kind, _, value = raw.partition(":")
-        if kind == "verdict" and value in VERDICTS:
-            return {"verdict": value}
-        if kind == "option" and value:
-            return {"option_label": value}
-        raise forms.ValidationError("choose one of the offered decisions")
+        try:
+            return choice_parse(self.cleaned_data["choice"])
+        except DecisionError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean(self):
         data = super().clean()

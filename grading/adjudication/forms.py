@@ -1,7 +1,7 @@
 """The adjudication form: one criterion's final decision, confidence, category and note."""
 from django import forms
 
-from annotation.decisions import VERDICTS
+from annotation.decisions import DecisionError, choice_parse
 
 from ..models import Adjudication
 
@@ -17,20 +17,10 @@ class AdjudicationForm(forms.Form):
     revision = forms.IntegerField(min_value=0, required=False)
 
     def clean_choice(self) -> dict:
-        raw = self.cleaned_data["choice"]
-        if not raw:
-            return {}
-        kind, _, value = raw.partition(":")
-        if kind == "verdict" and value in VERDICTS:
-            return {"verdict": value}
-        if kind == "option" and value:
-            return {"option_label": value}
-        if kind == "value":
-            try:
-                return {"value": float(value)}
-            except ValueError:
-                pass
-        raise forms.ValidationError("choose one of the offered decisions")
+        try:
+            return choice_parse(self.cleaned_data["choice"], values=True)
+        except DecisionError as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def service_kwargs(self) -> dict:
         data, posted = self.cleaned_data, self.data
