@@ -22,8 +22,8 @@ class JudgeAdmin(ProjectDataAdmin, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["project", "name", "backend", "model", "base_url", "api_key_env", "condition"]}),
         ("Sampling and limits", {"fields": ["temperature", "samples", "concurrency", "max_retries", "timeout_seconds",
-                                            "max_tokens", "reasoning_effort",
-                                            "json_mode", "price_in_per_mtok", "price_out_per_mtok"]}),
+                                            "max_tokens", "reasoning_effort", "requests_per_minute",
+                                            "tokens_per_minute", "json_mode", "price_in_per_mtok", "price_out_per_mtok"]}),
         ("Prompt", {"fields": ["prompt_template", "shuffle_options", "shuffle_seed", "min_evidence",
                                "few_shot_cohort", "few_shot_k", "few_shot_seed"]}),
         ("Panel", {"fields": ["panel_members", "panel_vote", "panel_weights"]}),

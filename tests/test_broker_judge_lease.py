@@ -157,3 +157,31 @@ def test_a_killed_workers_run_is_taken_over_and_finished(study, workers):
     assert len(server.requests) - 120 <= judge.concurrency + 12
     assert max(_calls_per_prompt(server).values()) <= 2
     assert took >= LEASE
+
+
+def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers):
+    """Issue 11, point 4: two judges on one endpoint (300 requests per minute), each run on its
+    own worker process at the same time; the state is shared through Redis (the broker). The
+    server sees the two runs interleaved and never two requests closer than 60 / 300 s."""
+    from annotation.models import Case
+
+    server = ChatServer(latency=0.01).start()
+    try:
+        cases = list(Case.objects.filter(project=study).order_by("pk").values_list("external_id", flat=True)[:2])
+        scope = {"cases": cases, "models": ["m-a"]}  # 2 cases x 5 criteria: 10 calls a run
+        judges = [Judge.objects.create(project=study, name=name, backend=Judge.OPENAI, model=name, base_url=server.url,
+                                       concurrency=4, max_retries=0, settings={"requests_per_minute": 300})
+                  for name in ("pace-a", "pace-b")]
+        runs = [judge_run_create(judge=judge, scope=scope) for judge in judges]
+        workers("one"), workers("two")
+        for run in runs:
+            workers.send(run.pk)
+        _wait(lambda: JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.FINISHED).count() == 2, 120,
+              "both runs to finish")
+    finally:
+        server.stop()
+    assert len(server.times) == 20
+    by_model = {name: [t for t, r in zip(server.times, server.requests) if r["model"] == name] for name in ("pace-a", "pace-b")}
+    assert min(by_model["pace-a"]) < max(by_model["pace-b"]) and min(by_model["pace-b"]) < max(by_model["pace-a"])
+    times = sorted(server.times)
+    assert min(b - a for a, b in zip(times, times[1:])) >= 0.2 - 0.03

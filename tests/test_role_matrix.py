@@ -139,6 +139,7 @@ def _project_objects(slug: str, starter, jobs_dir) -> SimpleNamespace:
     judge = Judge.objects.get(project=project)
     running = JudgeRun.objects.create(judge=judge, status=JudgeRun.RUNNING, created_by=starter)
     stopped = JudgeRun.objects.create(judge=judge, status=JudgeRun.STOPPED, created_by=starter)
+    lexical = Judge.objects.create(project=project, name="lexical", backend=Judge.BASELINE, model="lexical")  # editable
     # The case without responses drawn for audit and flagged by an earlier screening (its exclusion changes no figure).
     quiet = Case.objects.get(project=project, external_id=QUIET_CASE["case_id"])
     CaseQuality.objects.create(project=project, case=quiet, flagged=True, excluded=True, audit_sampled=True,
@@ -153,7 +154,7 @@ def _project_objects(slug: str, starter, jobs_dir) -> SimpleNamespace:
         project=project, slug=slug, response=response.pk, response_external_id=response.external_id,
         criterion=criterion.pk, qc_case=quiet.pk, cohort=cohort.pk, cohort_name=cohort.name,
         assignment=submitted.pk, open_assignment=unopened.pk, reassign_to=reassign_to, judge=judge.pk,
-        running_run=running.pk, stopped_run=stopped.pk, export_job=export.pk, import_job=imported.pk,
+        editable_judge=lexical.pk, running_run=running.pk, stopped_run=stopped.pk, export_job=export.pk, import_job=imported.pk,
     )
 
 
@@ -308,6 +309,9 @@ MATRIX: list[Url] = [
     Url("project-import", slug, "manage", get=None, post=302, data=upload, changes=True),
     Url("data-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
     Url("judges-page", slug, "manage", post=302, data=judge_form, changes=True),
+    Url("judge-edit", lambda h, t: {"slug": h.slug, "judge_id": t.editable_judge}, "manage", post=302, variants=ALL,
+        data=lambda h, t: {**{k.removeprefix("judge-"): v for k, v in judge_form(h, t).items() if k != "action"},
+                           "name": "lexical", "requests_per_minute": "60"}, changes=True),
     Url("judge-runs", slug, "manage", headers=HTMX),
     *[Url("judge-run-start", slug, "manage", get=None, post=status, data=lambda h, t: {"judge": t.judge, "cases": "c1"},
           changes=True, label=label, headers=headers) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
@@ -498,6 +502,7 @@ def test_an_adjudicator_cannot_start_a_judge_run_assign_work_or_import(site):
         ("judge-run-resume", [mini.slug, mini.stopped_run], {}),
         ("judge-run-stop", [mini.slug, mini.running_run], {}),
         ("judges-page", [mini.slug], judge_form(mini, mini)),
+        ("judge-edit", [mini.slug, mini.editable_judge], {"name": "renamed", "backend": "baseline", "condition": "anonymized"}),
         ("project-assign", [mini.slug], {"cohort": mini.cohort, "overlap": "2", "method": "round_robin"}),
         ("project-reassign", [mini.slug, mini.open_assignment], {"username": mini.reassign_to}),
         ("project-reopen", [mini.slug, mini.assignment], {}),

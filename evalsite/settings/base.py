@@ -151,6 +151,11 @@ EVALSITE_JUDGE_CREDENTIALS = env.list("EVALSITE_JUDGE_CREDENTIALS", default=[])
 EVALSITE_JUDGE_BASE_URLS = env.list("EVALSITE_JUDGE_BASE_URLS", default=[])
 # A judge run belongs to one worker at a time; a worker silent for this long loses it to another.
 EVALSITE_JUDGE_LEASE_SECONDS = env.float("EVALSITE_JUDGE_LEASE_SECONDS", default=60.0)
+# Provider rate limits (requests / tokens per minute per endpoint) are shared through this Redis
+# server (default: the broker, when it is Redis), else through lock files in this directory.
+EVALSITE_RATE_LIMIT_REDIS_URL = env.str(
+    "EVALSITE_RATE_LIMIT_REDIS_URL", default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "")
+EVALSITE_RATE_LIMIT_DIR = Path(env.str("EVALSITE_RATE_LIMIT_DIR", default=str(VAR_DIR / "ratelimits")))
 # Gold export of a project with at least this many responses is split over this many processes
 # (default: one per core, at most 2); 1 exports in one process.
 EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, os.cpu_count() or 1))

@@ -6,6 +6,9 @@ server supports it (a 400 about ``response_format`` switches it off for the rest
 The retry loop is tenacity's (random exponential waits, the server's Retry-After first); the
 client's own retries stay off so that every attempt is counted in the run.
 
+Before every attempt (a retry too) the backend waits for its turn under the endpoint's
+provider rate limits, when it was given a limiter (``ratelimit.EndpointLimiter``).
+
 The API key is read from the environment variable the judge names, at call time; it is never
 stored, logged or put in an error message. ``ChatBackend.complete`` is thread-safe and does
 no database work, so the runner can call it from a pool of threads.
@@ -23,6 +26,7 @@ from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_a
 from tenacity.wait import wait_base
 
 from .endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
+from .ratelimit import request_tokens
 
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_RETRY_AFTER_SECONDS = 300.0  # a server asking for more would stall the run: cap the wait
@@ -124,9 +128,10 @@ def completion_from_body(body: bytes, *, latency_ms: float, attempts: int) -> Co
 class ChatBackend:
     """One client per run; ``complete`` may be called from many threads at once."""
 
-    def __init__(self, config: ChatConfig, *, sleep: Callable[[float], None] = time.sleep):
+    def __init__(self, config: ChatConfig, *, sleep: Callable[[float], None] = time.sleep, limiter=None):
         self.config = config
         self.sleep = sleep
+        self.limiter = limiter
         self.json_mode = config.json_mode
         self.reasoning = bool(config.reasoning_effort)
         # The operator's allowlists, checked again here: a judge saved before they changed, or
@@ -150,6 +155,8 @@ class ChatBackend:
 
     def close(self) -> None:
         self.client.close()
+        if self.limiter is not None:
+            self.limiter.close()
 
     def _retrying(self) -> Retrying:
         """tenacity's retry loop for one call: up to ``max_retries`` more attempts after a
@@ -166,11 +173,14 @@ class ChatBackend:
     def complete(self, messages: list[dict]) -> Completion:
         """One answer for ``messages``; raises ``CallFailed``."""
         attempts = 0
+        tokens = request_tokens(messages, self.config.max_tokens) if self.limiter is not None else 0
 
         def attempt() -> Completion:
             nonlocal attempts
             attempts += 1
             while True:
+                if self.limiter is not None:
+                    self.limiter.acquire(tokens=tokens)
                 params = self.config.params()
                 if not self.json_mode:
                     params.pop("response_format", None)

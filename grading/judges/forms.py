@@ -24,8 +24,11 @@ def endpoint_help(fields) -> None:
 SETTING_FIELDS = {
     "json_mode": "json_mode", "timeout_seconds": "timeout_seconds", "shuffle_options": "shuffle_options",
     "shuffle_seed": "shuffle_seed", "min_evidence": "min_evidence", "max_tokens": "max_tokens",
-    "reasoning_effort": "reasoning_effort",
+    "reasoning_effort": "reasoning_effort", "requests_per_minute": "requests_per_minute",
+    "tokens_per_minute": "tokens_per_minute",
 }
+LIMIT_HELP = ("The provider's limit for this endpoint (base URL + key variable), shared by every judge and run "
+              "on it; the strictest one set applies. Empty or 0: none.")
 
 
 def _ids(text: str) -> list[str]:
@@ -51,6 +54,8 @@ class JudgeForm(forms.ModelForm):
     max_tokens = forms.IntegerField(required=False, min_value=1, initial=1024, help_text="Most output tokens per answer.")
     reasoning_effort = forms.ChoiceField(required=False, choices=[("", "(not sent)"), *[(e, e) for e in REASONING_EFFORTS]],
                                          help_text="For reasoning models; dropped if the server does not know it.")
+    requests_per_minute = forms.IntegerField(required=False, min_value=0, label="Requests per minute", help_text=LIMIT_HELP)
+    tokens_per_minute = forms.IntegerField(required=False, min_value=0, label="Tokens per minute", help_text=LIMIT_HELP)
     shuffle_options = forms.BooleanField(required=False, help_text="Shuffle ordinal / nominal options per item.")
     shuffle_seed = forms.IntegerField(initial=0)
     min_evidence = forms.IntegerField(min_value=0, initial=0, help_text="Verbatim quotes required (raises the criterion's own minimum).")
@@ -97,8 +102,9 @@ class JudgeForm(forms.ModelForm):
         for name, key in SETTING_FIELDS.items():
             if data.get(name) is not None:
                 settings[key] = data[name]
-        if not settings.get("reasoning_effort"):
-            settings.pop("reasoning_effort", None)
+        for key in ("reasoning_effort", "requests_per_minute", "tokens_per_minute"):
+            if not data.get(key):
+                settings.pop(key, None)  # emptied or not set: kept out of the settings JSON
         settings.pop("few_shot", None)
         if data.get("few_shot_cohort") or data.get("few_shot_k"):
             settings["few_shot"] = {"cohort": data.get("few_shot_cohort") or "", "k": data.get("few_shot_k") or 0,

@@ -30,6 +30,7 @@ from . import parsing, plan, prompts
 from .backends import CallFailed, ChatBackend, ChatConfig, cache_key
 from .baseline import baseline_judge
 from .lease import HEARTBEAT_SECONDS, LeaseLost, lease_claim, lease_held, lease_token, lease_update
+from .ratelimit import endpoint_limiter, endpoint_limits
 from .settings import JudgeSettings, judge_settings_parse
 
 logger = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ def run_config(judge: Judge) -> dict:
         "concurrency": judge.concurrency, "max_retries": judge.max_retries,
         "price_in_per_mtok": float(judge.price_in_per_mtok), "price_out_per_mtok": float(judge.price_out_per_mtok),
         "settings": judge.settings or {}, "template": {"name": template.name, "version": template.version},
+        "endpoint_limits": endpoint_limits(base_url=judge.base_url, api_key_env=judge.api_key_env).as_dict()
+        if judge.backend == Judge.OPENAI else {},
     }
 
 
@@ -259,7 +262,7 @@ class _Execution:
             backoff_max_seconds=s.backoff_max_seconds,
         )
         concurrency = max(1, self.judge.concurrency)
-        backend = ChatBackend(config, sleep=self.sleep)
+        backend = ChatBackend(config, sleep=self.sleep, limiter=endpoint_limiter(self.judge))
         builder = plan.PromptBuilder(judge=self.judge, settings=s, template=template_for(self.judge))
         params = config.params()
         try:

@@ -73,6 +73,15 @@ def run_get_for_manager(*, project, run_id: int, user) -> JudgeRun:
     return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, judge__project=project)
 
 
+EDITABLE_BACKENDS = (Judge.OPENAI, Judge.BASELINE)  # panels have their own form; imported judges are data
+
+
+def judge_get_for_manager(*, project, judge_id: int, user) -> Judge:
+    """A judge of the project that its managers may edit on the judges page (404 / 403 otherwise)."""
+    project_check(project=project, user=user, action="manage")
+    return get_object_or_404(Judge, pk=judge_id, project=project, backend__in=EDITABLE_BACKENDS)
+
+
 def run_figures(*, run: JudgeRun, now=None) -> dict:
     """What the run page shows beside the run's own counters: its duration (start to finish, or
     to now while it runs; none for a run that ended without finishing), the invalid rate, calls

@@ -5,7 +5,9 @@ Keys (all optional): ``json_mode`` (true), ``timeout_seconds`` (60, per request)
 (1024: the answer's output tokens), ``reasoning_effort`` (minimal / low / medium / high, sent
 only when set; a server that does not know it is asked again without it),
 ``backoff_base_seconds`` (0.5), ``backoff_max_seconds`` (30), ``shuffle_options`` (false),
-``shuffle_seed`` (0), ``min_evidence`` (0: the criterion's own minimum applies; a larger
+``shuffle_seed`` (0), ``requests_per_minute`` and ``tokens_per_minute`` (0: no limit; the
+provider's limits for the judge's endpoint, shared with every judge on it, see ``ratelimit``),
+``min_evidence`` (0: the criterion's own minimum applies; a larger
 number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``threshold``
 (baseline coverage, 0.5), and for panels ``members`` (judge names), ``vote``
 (majority / weighted / unanimous / any) and ``weights`` ({name: weight}).
@@ -16,6 +18,7 @@ VOTE_RULES = ("majority", "weighted", "unanimous", "any")
 KNOWN_KEYS = {
     "json_mode", "timeout_seconds", "max_tokens", "backoff_base_seconds", "backoff_max_seconds", "shuffle_options",
     "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights", "reasoning_effort",
+    "requests_per_minute", "tokens_per_minute",
 }
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
@@ -35,6 +38,8 @@ class JudgeSettings:
     reasoning_effort: str = ""
     backoff_base_seconds: float = 0.5
     backoff_max_seconds: float = 30.0
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
     shuffle_options: bool = False
     shuffle_seed: int = 0
     min_evidence: int = 0
@@ -106,6 +111,8 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
         max_tokens=_number(data, "max_tokens", 1024, minimum=1, integer=True) if data.get("max_tokens", 1) is not None else None,
         backoff_base_seconds=_number(data, "backoff_base_seconds", 0.5),
         backoff_max_seconds=_number(data, "backoff_max_seconds", 30.0),
+        requests_per_minute=_number(data, "requests_per_minute", 0, integer=True),
+        tokens_per_minute=_number(data, "tokens_per_minute", 0, integer=True),
         shuffle_options=_flag(data, "shuffle_options", False),
         shuffle_seed=_number(data, "shuffle_seed", 0, integer=True, minimum=-(2**63)),
         min_evidence=_number(data, "min_evidence", 0, integer=True),

@@ -5,6 +5,7 @@ from . import views
 
 urlpatterns = [
     path("projects/<slug:slug>/judges/", views.judges_page, name="judges-page"),
+    path("projects/<slug:slug>/judges/<int:judge_id>/edit/", views.judge_edit, name="judge-edit"),
     path("projects/<slug:slug>/judges/runs/", views.judge_runs, name="judge-runs"),
     path("projects/<slug:slug>/judges/runs/start/", views.judge_run_start, name="judge-run-start"),
     path("projects/<slug:slug>/judges/runs/<int:run_id>/", views.judge_run_page, name="judge-run-page"),

@@ -138,6 +138,22 @@ def judges_page(request, slug: str):
 
 
 @login_required
+def judge_edit(request, slug: str, judge_id: int):
+    """Change one judge (an LLM judge or the baseline): the same form and checks as a new one,
+    saved and audited by ``judge_save``."""
+    project = _project(request, slug)
+    judge = selectors.judge_get_for_manager(project=project, judge_id=judge_id, user=request.user)
+    form = JudgeForm(request.POST or None, instance=judge, project=project)
+    if request.method == "POST" and form.is_valid():
+        try:
+            messages.success(request, _save_judge(project, form, request.user))
+            return redirect("judges-page", slug=slug)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    return render(request, "grading/judges/edit.html", {"project": project, "judge": judge, "form": form})
+
+
+@login_required
 def side_by_side_lookup(request, slug: str):
     """``?response=<response id>`` of the project: redirect to that response's side-by-side page."""
     project = _project(request, slug, action="inspect")

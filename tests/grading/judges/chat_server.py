@@ -2,7 +2,8 @@
 and ``bench/judge_calls.py``. Each request is answered by a script — a function of the
 request body and its index — so a test can return valid answers, fenced or bare JSON,
 garbage, errors with Retry-After, or stall past the client's timeout. The server records
-every request and the largest number it was serving at once.
+every request, when it arrived (``times``, monotonic seconds) and the largest number it was
+serving at once.
 """
 import json
 import threading
@@ -41,6 +42,7 @@ class ChatServer:
         self.latency = latency
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.times: list[float] = []
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -54,11 +56,13 @@ class ChatServer:
                 pass
 
             def do_POST(self):
+                arrived = time.monotonic()
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
                     index = len(server.requests)
                     server.requests.append(body)
+                    server.times.append(arrived)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
