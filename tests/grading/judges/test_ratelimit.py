@@ -34,12 +34,20 @@ from tests.roles import grant
 
 ROOT = Path(__file__).resolve().parents[3]
 ITEMS = 11  # calls of one run of the mini project
-TOLERANCE = 0.03  # seconds: the server's clock reads arrival after the socket accepts, threads wake late
+SLACK = 0.1  # seconds a time may be read late on a loaded machine (a thread or process not scheduled at once)
 
 
 def gaps(times: list[float]) -> list[float]:
     times = sorted(times)
     return [b - a for a, b in zip(times, times[1:])]
+
+
+def assert_paced(times: list[float], spacing: float) -> None:
+    """The k-th time is at least k spacings after the first, and no two are closer than a
+    spacing (each up to ``SLACK`` early: how late the clock may have been read)."""
+    times = sorted(times)
+    assert all(t - times[0] >= k * spacing - SLACK for k, t in enumerate(times)), [round(t - times[0], 3) for t in times]
+    assert min(gaps(times)) >= spacing - SLACK, gaps(times)
 
 
 def redis_up() -> bool:
@@ -139,20 +147,19 @@ def limiter(rpm=0, tpm=0) -> EndpointLimiter:
 
 def test_requests_are_spaced_evenly(settings, tmp_path):
     settings.EVALSITE_RATE_LIMIT_DIR = tmp_path
-    paced = limiter(rpm=600)  # one every 0.1 s
+    paced = limiter(rpm=300)  # one every 0.2 s
     times = []
     for _ in range(6):
         paced.acquire()
         times.append(time.monotonic())
-    assert min(gaps(times)) >= 0.1 - TOLERANCE
-    assert times[-1] - times[0] >= 0.5 - TOLERANCE
+    assert_paced(times, 0.2)
 
 
 def test_tokens_come_from_a_minute_bucket_and_an_oversized_request_still_goes(settings, tmp_path):
     settings.EVALSITE_RATE_LIMIT_DIR = tmp_path
     paced = limiter(tpm=120)  # two tokens a second, a bucket of 120
     assert paced.acquire(tokens=120) < 0.05  # a full bucket at rest
-    assert paced.acquire(tokens=1) >= 0.5 - TOLERANCE  # the next token comes after half a second
+    assert paced.acquire(tokens=1) >= 0.5 - 0.03  # the next token comes after half a second
     # Larger than the whole minute's limit: it goes when the bucket is full (at once, at rest),
     # instead of never.
     assert limiter(tpm=120).acquire(tokens=10_000) < 0.05
@@ -198,8 +205,7 @@ def test_two_processes_share_one_endpoint(store, tmp_path):
         assert lines[0] == "ready"
         times += [float(t) for t in lines[1:]]
     assert len(times) == 10
-    assert min(gaps(times)) >= 0.2 - TOLERANCE  # 300 per minute: one every 0.2 s, never two at once
-    assert max(times) - min(times) >= 9 * 0.2 - TOLERANCE
+    assert_paced(times, 0.2)  # 300 per minute: one every 0.2 s, as one process alone would
 
 
 # -- runs against the loopback server -------------------------------------------------------------
@@ -215,9 +221,7 @@ def test_two_judges_on_one_endpoint_share_its_limit(make_judge, run_judge, chat_
     run_strict, _ = run_judge(strict)
     assert run_fast.status == run_strict.status == JudgeRun.FINISHED
     assert len(chat_server.times) == 2 * ITEMS
-    assert min(gaps(chat_server.times)) >= 0.2 - TOLERANCE
-    boundary = chat_server.times[ITEMS] - chat_server.times[ITEMS - 1]
-    assert boundary >= 0.2 - TOLERANCE  # the second run did not start with a fresh allowance
+    assert_paced(chat_server.times, 0.2)  # across the two runs: the second did not start with a fresh allowance
     assert run_fast.config["endpoint_limits"] == {"requests_per_minute": 300, "tokens_per_minute": 0}
 
 
@@ -236,10 +240,10 @@ def test_a_retry_waits_for_its_turn_too(make_judge, run_judge, chat_server, sett
         return Reply(status=429, error="slow down") if refuse else default_script(body, index)
 
     chat_server.script = script
-    judge = make_judge("retrying", concurrency=3, max_retries=2, settings={"requests_per_minute": 600})
+    judge = make_judge("retrying", concurrency=3, max_retries=2, settings={"requests_per_minute": 300})
     run, _ = run_judge(judge)
     assert run.status == JudgeRun.FINISHED and run.retries == 3 and len(chat_server.times) == ITEMS + 3
-    assert min(gaps(chat_server.times)) >= 0.1 - TOLERANCE
+    assert_paced(chat_server.times, 0.2)
 
 
 def test_without_a_limit_nothing_waits(make_judge, run_judge, chat_server):
