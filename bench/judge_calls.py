@@ -9,12 +9,19 @@ client, thread pool, batched idempotent writes) and compares the elapsed time wi
 requests from the standard library's client, no judge), which shows how much of any excess is
 the machine rather than the runner. Then runs the judge again: every answer must come from the
 persistent cache, with no call made. Prints one JSON object.
+
+``--command`` times the whole ``manage.py run_judge`` command instead (a process of its own,
+from start to exit, as a script would run it), and its start-up separately: the same command
+on a project of one call, less that call's latency (median of three). Issue 11's target:
+command - start-up within 1.15x of the ideal.
 """
 import argparse
 import json
 import multiprocessing
 import os
 import resource
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,11 +44,11 @@ def _setup_django(var_dir: str) -> None:
     call_command("migrate", verbosity=0, interactive=False)
 
 
-def _project(calls: int):
+def _project(calls: int, *, criteria: int = CRITERIA_PER_CASE, responses: int = RESPONSES_PER_CASE):
     from annotation.models import Case, Project, Response
     from annotation.rubrics import rubrics_freeze
 
-    per_case = CRITERIA_PER_CASE * RESPONSES_PER_CASE
+    per_case = criteria * responses
     n_cases = max(1, round(calls / per_case))
     # A fresh slug and case text per invocation: a reused database keeps its request cache,
     # which would otherwise answer the first run too.
@@ -52,13 +59,13 @@ def _project(calls: int):
         for i in range(n_cases)
     )
     rubrics_freeze(project=project, scopes=[
-        (case, [{"criterion_id": f"{case.external_id}-k{j}", "text": f"Mentions finding number {j}"} for j in range(CRITERIA_PER_CASE)])
+        (case, [{"criterion_id": f"{case.external_id}-k{j}", "text": f"Mentions finding number {j}"} for j in range(criteria)])
         for case in cases
     ])
     Response.objects.bulk_create(
-        Response(project=project, case=case, external_id=f"{case.external_id}-r{k}", position=i * RESPONSES_PER_CASE + k,
+        Response(project=project, case=case, external_id=f"{case.external_id}-r{k}", position=i * responses + k,
                  model=f"model-{k}", text=f"Answer {k} to case {i}: see a doctor; finding number {k} is present.")
-        for i, case in enumerate(cases) for k in range(RESPONSES_PER_CASE)
+        for i, case in enumerate(cases) for k in range(responses)
     )
     return project
 
@@ -70,7 +77,9 @@ def _serve(conn, latency: float) -> None:
     server = ChatServer(latency=latency).start()
     conn.send(server.url)
     while conn.recv() != "stop":
-        conn.send({"requests": len(server.requests), "max_in_flight": server.max_in_flight})
+        prompts = {json.dumps(r.get("messages"), sort_keys=True) for r in server.requests}
+        conn.send({"requests": len(server.requests), "max_in_flight": server.max_in_flight,
+                   "repeated": len(server.requests) - len(prompts)})  # requests of a prompt already asked
     server.stop()
 
 
@@ -118,17 +127,76 @@ def _floor_seconds(url: str, *, calls: int, concurrency: int) -> float:
     return time.perf_counter() - started
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _command_seconds(*, slug: str, judge: str) -> tuple[float, dict]:
+    """The wall time of ``manage.py run_judge`` in a process of its own, and what it printed."""
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "manage.py", "run_judge", "--project", slug, "--judge", judge, "--json"],
+                          cwd=ROOT, capture_output=True, text=True, env=os.environ.copy())
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"run_judge failed: {proc.stderr.strip()[-500:]}")
+    return elapsed, json.loads(proc.stdout)
+
+
+def _command_bench(args) -> dict:
+    """Time the whole command on ``args.calls`` calls, and its start-up on a one-call project."""
+    from django.db import connection
+
+    from grading.models import Judge
+
+    project, tiny = _project(args.calls), _project(1, criteria=1, responses=1)
+    server = _ServerProcess(args.latency)
+    try:
+        for p in (project, tiny):
+            Judge.objects.create(project=p, name="bench", backend=Judge.OPENAI, model="bench-model", base_url=server.url,
+                                 concurrency=args.concurrency, max_retries=0, price_in_per_mtok=1, price_out_per_mtok=2)
+        connection.close()  # the commands open their own
+        startups = []
+        for _ in range(3):
+            seconds, out = _command_seconds(slug=tiny.slug, judge="bench")
+            assert out["calls"] == 1, out
+            startups.append(seconds - args.latency)
+            Judge.objects.filter(project=tiny).delete()  # a fresh judge each time: no cache hit
+            Judge.objects.create(project=tiny, name="bench", backend=Judge.OPENAI, model=f"bench-model-{len(startups)}",
+                                 base_url=server.url, concurrency=args.concurrency, max_retries=0)
+            connection.close()
+        elapsed, out = _command_seconds(slug=project.slug, judge="bench")
+        stats = server.stats()
+    finally:
+        server.stop()
+    startup = statistics.median(startups)
+    ideal = out["calls"] * args.latency / args.concurrency
+    return {
+        "mode": "whole run_judge command", "calls": out["calls"], "judgments": out["judgments"],
+        "server_requests": stats["requests"], "max_in_flight": stats["max_in_flight"],
+        "latency_s": args.latency, "concurrency": args.concurrency,
+        "command_s": round(elapsed, 3), "startup_s": round(startup, 3), "startups_s": [round(x, 3) for x in startups],
+        "ideal_s": round(ideal, 3), "target_s": round(1.15 * ideal + startup, 3),
+        "ratio_to_ideal": round((elapsed - startup) / ideal, 3), "within_target": elapsed <= 1.15 * ideal + startup,
+        "load_average_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
+    }
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--command", action="store_true",
+                        help="time the whole manage.py run_judge command (start-up measured separately)")
     parser.add_argument("--plan-only", action="store_true",
                         help="only the first run (no cached re-run, no bare-HTTP floor): for the peak RSS of a large plan")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as var_dir:
         _setup_django(var_dir)
+        if args.command:
+            result = _command_bench(args)
+            print(json.dumps(result, indent=2))
+            return result
         from django.db import connection
 
         from grading.judges.runner import judge_run_execute

@@ -3,24 +3,22 @@ Redis broker, writing to the PostgreSQL test database, calling the tests' loopba
 Completions server (which counts the calls):
 
 - the same run queued twice, two workers: every call is made once;
-- the worker that holds a run is killed with SIGKILL mid-run: the other worker takes the run
-  over once the lease lapses (no button) and finishes it with exactly responses × criteria ×
-  samples judgments, none twice.
+- the worker that holds a run is killed with SIGKILL mid-run: a worker started after the kill
+  takes the run over through the watcher copy queued with the run, once the lease lapses (no
+  button, nothing sent by hand), and finishes it with exactly responses × criteria × samples
+  judgments, none twice;
+- two judges on one endpoint, each on its own worker: together they keep its rate limit.
 
 The workers run with a 3-second lease so the test does not wait a minute. Only in the
 PostgreSQL + Redis leg of `.ci/run`; the lease itself is also tested in-process
 (tests/grading/judges/test_lease.py)."""
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from celery import Celery
 from django.db import connection
 
 from annotation.models import Project
@@ -28,6 +26,7 @@ from demo.clinical import generate_clinical
 from grading.bundles import bundle_import
 from grading.judges.services import judge_run_create
 from grading.models import Judge, JudgeRun, Judgment
+from tests.celery_workers import SoloWorkers, wait_for
 from tests.grading.judges.chat_server import ChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,54 +52,20 @@ def workers(monkeypatch):
     """Start real worker processes (solo pool: the task runs in the worker's own process) on a
     queue of this test's own, so parallel test processes sharing the Redis server never take
     each other's tasks."""
-    queue = f"lease-test-{uuid.uuid4().hex[:8]}"
     settings = connection.settings_dict
     host = f"{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}"
     backend = os.environ.get("CELERY_RESULT_BACKEND") or BROKER
     env = {**os.environ, "DATABASE_URL": f"postgres://{settings['USER'] or 'postgres'}@{host}/{settings['NAME']}",
            "CELERY_BROKER_URL": BROKER, "CELERY_RESULT_BACKEND": backend, "DJANGO_SETTINGS_MODULE": "evalsite.settings.test",
            "CELERY_TASK_ALWAYS_EAGER": "false", "EVALSITE_JUDGE_LEASE_SECONDS": str(LEASE)}
-    started = []
-
-    def start(name: str) -> subprocess.Popen:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "--loglevel=warning", "-n", f"{name}-{queue}@%h", "-Q", queue,
-             "--prefetch-multiplier=1"],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        )
-        started.append(process)
-        return process
-
-    client = Celery("evalsite-test-client", broker=BROKER, backend=backend)
-    client.conf.update(task_serializer="json", result_serializer="json", accept_content=["json"])
-    start.send = lambda run_id: client.send_task("grading.judge_run_execute", kwargs={"run_id": run_id}, queue=queue)
-    yield start
-    for process in started:
-        if process.poll() is None:
-            process.terminate()
-    for process in started:
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    with client.connection_for_write() as conn:
-        conn.default_channel.queue_delete(queue)  # a watch copy may be left in it
+    pool = SoloWorkers(env=env, broker=BROKER, backend=backend, prefix="lease-test")
+    yield pool
+    pool.stop()
 
 
 def _judge(project, server, **fields) -> Judge:
     return Judge.objects.create(project=project, name="llm", backend=Judge.OPENAI, model="judge-model", base_url=server.url,
                                 concurrency=2, max_retries=0, **fields)
-
-
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _calls_per_prompt(server) -> Counter:
@@ -112,10 +77,10 @@ def test_two_workers_and_two_copies_of_a_run_make_each_call_once(study, workers)
     try:
         judge = _judge(study, server)
         run = judge_run_create(judge=judge)
-        workers("one"), workers("two")
+        workers.start("one"), workers.start("two")
         for _ in range(2):  # the same run queued twice, as a redelivery or a double click would
             workers.send(run.pk)
-        run = _wait(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120, "the run to finish")
+        run = wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120, "the run to finish")
         time.sleep(1)  # the held copy has looked and gone back to watching; nothing more may be sent
     finally:
         server.stop()
@@ -130,9 +95,9 @@ def test_a_killed_workers_run_is_taken_over_and_finished(study, workers):
     try:
         judge = _judge(study, server)
         run = judge_run_create(judge=judge)
-        first = workers("first")
-        workers.send(run.pk)
-        _wait(lambda: Judgment.objects.filter(judge=judge).count() >= 20, 60, "the first judgments")
+        first = workers.start("first")
+        workers.dispatch(run.pk, watch_after=LEASE + 2)  # as the site queues a run: the execution and a watcher copy
+        wait_for(lambda: Judgment.objects.filter(judge=judge).count() >= 20, 60, "the first judgments")
         holder = JudgeRun.objects.get(pk=run.pk).lease_owner
         assert holder.split(":")[1] == str(first.pid)
         first.send_signal(signal.SIGKILL)
@@ -140,12 +105,12 @@ def test_a_killed_workers_run_is_taken_over_and_finished(study, workers):
         killed_at = time.monotonic()
         before = Judgment.objects.filter(judge=judge).count()
         assert before < 120
-        # The task was never acknowledged: it comes back when the broker's visibility timeout
-        # ends. A second worker and a copy of the task stand in for that here (the copy finds
-        # the dead worker's lease still live at first, then takes the run over once it lapses).
-        workers("second")
-        workers.send(run.pk)
-        run = _wait(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120, "the take-over")
+        # Nobody sends anything more: the watcher copy queued with the run reaches the second
+        # worker, finds the dead worker's lease live at first and looks again, then takes the
+        # run over once the lease has lapsed (the killed worker's own copy would come back only
+        # after the broker's visibility timeout).
+        workers.start("second")
+        run = wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120, "the take-over")
         took = time.monotonic() - killed_at
     finally:
         server.stop()
@@ -173,10 +138,10 @@ def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers
                                        concurrency=4, max_retries=0, settings={"requests_per_minute": 300})
                   for name in ("pace-a", "pace-b")]
         runs = [judge_run_create(judge=judge, scope=scope) for judge in judges]
-        workers("one"), workers("two")
+        workers.start("one"), workers.start("two")
         for run in runs:
             workers.send(run.pk)
-        _wait(lambda: JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.FINISHED).count() == 2, 120,
+        wait_for(lambda: JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.FINISHED).count() == 2, 120,
               "both runs to finish")
     finally:
         server.stop()

@@ -262,7 +262,7 @@ class _Execution:
             backoff_max_seconds=s.backoff_max_seconds,
         )
         concurrency = max(1, self.judge.concurrency)
-        backend = ChatBackend(config, sleep=self.sleep, limiter=endpoint_limiter(self.judge))
+        backend = ChatBackend(config, sleep=self.sleep, limiter=endpoint_limiter(self.judge), pool_size=concurrency)
         builder = plan.PromptBuilder(judge=self.judge, settings=s, template=template_for(self.judge))
         params = config.params()
         try:

@@ -168,9 +168,9 @@ def _scope_clean(scope: dict | None) -> dict:
 
 
 def _enqueue(run: JudgeRun) -> None:
-    from ..tasks import judge_run_execute_task
+    from ..tasks import judge_run_dispatch
 
-    transaction.on_commit(lambda: judge_run_execute_task.delay(run_id=run.pk))
+    transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
 
 
 @transaction.atomic

@@ -79,3 +79,17 @@ def test_an_execution_that_loses_its_run_stops_and_leaves_it_to_the_other(run, c
     assert (run.status, run.lease_owner, run.error) == (JudgeRun.RUNNING, "other", "")  # not failed: the other finishes it
     assert Judgment.objects.filter(run=run).count() == flushes[0]  # nothing written after the loss
     assert summary.status == JudgeRun.RUNNING
+
+
+def test_a_run_is_queued_with_a_watcher_copy_due_after_a_lease(run, chat_server):
+    """What the site sends for a run: the copy that executes it now and a watcher due once the
+    lease could have lapsed (the broker test shows the watcher taking over a killed worker's
+    run); with eager Celery (tests, no broker) the run simply executes once, here."""
+    from grading.tasks import judge_run_dispatch
+
+    sent = []
+    judge_run_dispatch(run_id=run.pk, send=lambda **options: sent.append(options))
+    assert sent == [{"kwargs": {"run_id": run.pk}}, {"kwargs": {"run_id": run.pk}, "countdown": LEASE_SECONDS + 5}]
+    judge_run_dispatch(run_id=run.pk)  # eager: executes the run now, sends no watcher
+    run.refresh_from_db()
+    assert run.status == JudgeRun.FINISHED and len(chat_server.requests) == run.total_calls > 0

@@ -304,3 +304,29 @@ def test_retries_of_a_burst_are_jittered(make_judge, run_judge, chat_server):
     assert all(0 <= w <= 0.5 for w in waits) and max(waits) - min(waits) > 0.1
     assert (run.status, run.done_calls, run.retries, run.failed_calls) == ("finished", ITEMS, ITEMS, 0)
     assert len(chat_server.requests) == 2 * ITEMS
+
+
+def test_a_server_that_is_not_there_fails_each_call_as_a_connection_error(make_judge, run_judge):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    judge = make_judge(name="nowhere", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, concurrency=2)
+    run, _ = run_judge(judge, scope={"criteria": ["c1-ecg"]})
+    errors = set(Judgment.objects.filter(run=run).values_list("error", flat=True))
+    assert errors == {"connection error (cannot connect); gave up after 2 attempts"}
+    assert run.failed_calls == Judgment.objects.filter(run=run).count() > 0 and run.retries == run.failed_calls
+
+
+def test_the_environments_proxy_carries_the_calls(make_judge, run_judge, chat_server, monkeypatch):
+    """With HTTP_PROXY set for the endpoint's scheme, requests go through the proxy (here the
+    loopback server stands in for it and sees the absolute URL); NO_PROXY hosts go direct."""
+    import urllib.request
+
+    monkeypatch.setenv("http_proxy", chat_server.url.removesuffix("/v1"))
+    monkeypatch.setenv("no_proxy", "")
+    monkeypatch.setattr(urllib.request, "proxy_bypass", lambda host: False)  # loopback is bypassed by default
+    judge = make_judge(name="proxied", base_url="http://127.0.0.1:9/v1", max_retries=0)  # nothing listens on :9
+    run, _ = run_judge(judge, scope={"criteria": ["c1-ecg"]})
+    assert run.failed_calls == 0 and run.done_calls == len(chat_server.requests) > 0

@@ -1,0 +1,130 @@
+"""A worker killed mid-run: ``python -m bench.judge_takeover [--cases 40] [--lease 10]``.
+
+On PostgreSQL and the Redis broker (skipped, saying so, when either is missing): a project of
+``cases`` x 5 criteria x 3 models, an OpenAI-compatible judge (concurrency 4) calling the
+loopback Chat Completions server (50 ms a call, in its own process, counting the requests per
+prompt). The run is queued as the site queues it (the execution and a watcher copy) on a worker
+process; once a quarter of the judgments are written the worker is SIGKILLed and a second
+worker is started, and nothing else is sent. Measured from the kill: when the second worker
+holds the run's lease (``takeover_s``; the lease is ``--lease`` seconds, so the take-over comes
+between one and two leases after the kill's last heartbeat) and when the run is finished
+(``finish_s``); then the judgments against responses x criteria, duplicates (rows of one
+call, which the unique key forbids) and calls the server answered twice (those the dead worker
+had in flight or had not written yet). Prints one JSON object.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+DB = "evalsite_bench_takeover"
+
+
+def _database() -> str | None:
+    """A fresh PostgreSQL database for this bench, or None when there is no server."""
+    import psycopg
+
+    try:
+        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as c:
+            c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            c.execute(f"CREATE DATABASE {DB}")
+    except Exception:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
+        return None
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + DB
+
+
+def _redis_up() -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=40)
+    parser.add_argument("--lease", type=float, default=10.0)
+    args = parser.parse_args(argv)
+    database = _database()
+    if database is None or not _redis_up():
+        result = {"skipped": "needs PostgreSQL at " + PG_ADMIN_URL.rsplit("/", 1)[0] + " and Redis at " + REDIS_URL}
+        print(json.dumps(result))
+        return result
+    env = {**os.environ, "DATABASE_URL": database, "CELERY_BROKER_URL": REDIS_URL, "CELERY_RESULT_BACKEND": REDIS_URL,
+           "DJANGO_SETTINGS_MODULE": "evalsite.settings.local", "DEBUG": "false", "CELERY_TASK_ALWAYS_EAGER": "false",
+           "EVALSITE_JUDGE_LEASE_SECONDS": str(args.lease)}
+    os.environ.update(env)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotation.models import Project
+    from bench.judge_calls import _ServerProcess
+    from demo.clinical import generate_clinical
+    from grading.bundles import bundle_import
+    from grading.judges.services import judge_run_create
+    from grading.models import Judge, JudgeRun, Judgment
+    from tests.celery_workers import SoloWorkers, wait_for
+
+    call_command("migrate", verbosity=0, interactive=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        generate_clinical(Path(tmp) / "bundle", slug="takeover", n_cases=args.cases, n_criteria=5,
+                          models=["m-a", "m-b", "m-c"], human_answer_cases=0, judge=None, seed=5)
+        bundle_import(path=Path(tmp) / "bundle")
+    project = Project.objects.get(slug="takeover")
+    server = _ServerProcess(0.05)
+    workers = SoloWorkers(env=env, broker=REDIS_URL, backend=REDIS_URL, prefix="bench-takeover", log=subprocess.DEVNULL)
+    try:
+        judge = Judge.objects.create(project=project, name="llm", backend=Judge.OPENAI, model="judge-model",
+                                     base_url=server.url, concurrency=4, max_retries=0)
+        run = judge_run_create(judge=judge)
+        expected = project.responses.count() * 5
+        first = workers.start("first")
+        workers.dispatch(run.pk)  # as the site queues a run: the execution, and a watcher due a lease + 5 s later
+        wait_for(lambda: Judgment.objects.filter(judge=judge).count() >= expected // 4, 120, "a quarter of the judgments")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        killed = time.monotonic()
+        at_kill = Judgment.objects.filter(judge=judge).count()
+        second = workers.start("second")
+        wait_for(lambda: (JudgeRun.objects.get(pk=run.pk).lease_owner.split(":") + ["", ""])[1] == str(second.pid), 300,
+              "the take-over")
+        takeover = time.monotonic() - killed
+        run = wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 300, "the end of the run")
+        finished = time.monotonic() - killed
+        stats = server.stats()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM grading_judgment WHERE judge_id = %s "
+                "GROUP BY response_id, criterion_id, sample HAVING COUNT(*) > 1) AS twice", [judge.pk])
+            duplicates = cursor.fetchone()[0]
+        result = {
+            "lease_s": args.lease, "takeover_s": round(takeover, 2), "finish_s": round(finished, 2),
+            "judgments_at_kill": at_kill, "judgments": Judgment.objects.filter(judge=judge).count(), "expected": expected,
+            "run_done_calls": run.done_calls, "duplicate_judgments": duplicates,
+            "server_requests": stats["requests"], "calls_repeated": stats["repeated"],
+            "load_average_1m": round(os.getloadavg()[0], 2),
+        }
+    finally:
+        workers.stop()
+        server.stop()
+        connection.close()
+    print(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()
