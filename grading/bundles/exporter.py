@@ -12,12 +12,14 @@ Output is deterministic (fixed order, sorted keys), so export → import into an
 export gives the same bytes, apart from the manifest's timestamp.
 """
 import csv
+import gc
 import hashlib
 import io
 import json
 import os
 import zipfile
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,26 @@ class _Writer:
         self.flush()
         self._fh.close()
         return self._digest.hexdigest()
+
+
+@contextmanager
+def _collector_per_chunk():
+    """Python's cycle collector off while the chunks are written, and run once per chunk instead
+    (``_range``). The export makes millions of short-lived tuples and dicts, which keep
+    triggering collections that walk every object alive, the project's lookup tables included
+    (about a tenth of the export's time on the 825,000-decision bench); the tables are frozen
+    out of the collector's sight, and what a chunk leaves in cycles (pandas' frames) is freed
+    when the chunk ends, so memory stays flat."""
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def _part_name(name: str, k: int) -> str:
@@ -258,6 +280,13 @@ class _Export:
         bounds = [n * k // processes for k in range(processes + 1)]
         writers = {name: _Writer(self.out, name) for name in ITEM_FILES}
         self.usernames.update(get_user_model().objects.filter(memberships__project=self.project).values_list("pk", "username"))
+        with _collector_per_chunk():
+            self._ranges(bounds, writers)
+        for writer in writers.values():
+            self.finish(writer)
+
+    def _ranges(self, bounds: list[int], writers: dict) -> None:
+        processes = len(bounds) - 1
         children = [Forked(lambda k=k: self._part(k, bounds[k], bounds[k + 1])) for k in range(1, processes)]
         try:
             self._range(bounds[0], bounds[1], writers, header=True,
@@ -276,8 +305,6 @@ class _Export:
             for k in range(1, processes):
                 for name in ITEM_FILES:
                     (self.out / _part_name(name, k)).unlink(missing_ok=True)
-        for writer in writers.values():
-            self.finish(writer)
 
     def _part(self, k: int, lo: int, hi: int) -> dict:
         """The work of forked process ``k``: responses ``lo``..``hi`` into part files."""
@@ -308,6 +335,8 @@ class _Export:
             writers["gold.csv"].write(csv_buffer.getvalue().encode("utf-8"), lines=rows + (1 if header and start == lo else 0))
             csv_buffer.seek(0)
             csv_buffer.truncate()
+            del labels, adjudications
+            gc.collect()  # the chunk's cycles (see _collector_per_chunk)
             if progress:
                 progress(min(1.0, (start + len(chunk) - lo) / max(1, hi - lo)))
 

@@ -89,3 +89,30 @@ def test_no_split_inside_a_transaction_or_for_small_projects(settings):
     assert export_processes(1999) == 1
     settings.EVALSITE_EXPORT_PROCESSES = 1
     assert export_processes(10**6) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cycle_collector_runs_per_chunk_and_is_restored_even_after_a_failure(split_project, tmp_path, monkeypatch):
+    """During the chunks the collector is off (it runs once per chunk instead) and the
+    project's tables are frozen out of its sight; afterwards, also after a failed export,
+    it is on again and nothing stays frozen."""
+    import gc
+
+    seen, judgments = [], exporter._Export._judgments
+
+    def look(self, *args):
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+        return judgments(self, *args)
+
+    monkeypatch.setattr(exporter._Export, "_judgments", look)
+    gold_export(project=split_project, out_dir=tmp_path / "ok")
+    assert seen and set(seen) == {(False, True)}
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+    def fail(self, *args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(exporter._Export, "_judgments", fail)
+    with pytest.raises(OSError, match="disk full"):
+        gold_export(project=split_project, out_dir=tmp_path / "failed")
+    assert gc.isenabled() and gc.get_freeze_count() == 0
