@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from .access import user_may
 from .models import Assignment, Cohort, CohortMembership, Label, Project, Response
-from .selectors import criteria_for_response
+from .selectors import criteria_for_response, evidence_missing, evidence_missing_text
 
 ROUND_ROBIN, RANDOM = "round_robin", "random"
 METHODS = [(ROUND_ROBIN, "balanced round-robin"), (RANDOM, "random (seeded)")]
@@ -121,7 +121,8 @@ def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
 
 @transaction.atomic
 def assignment_submit(*, assignment: Assignment, user) -> Assignment:
-    """Hand the assignment in; refused until every criterion of the rubric has a decision."""
+    """Hand the assignment in; refused until every criterion of the rubric has a decision, and
+    while a criterion that requires quotes is marked met with fewer valid ones (issue 12)."""
     assignment = Assignment.objects.select_for_update(of=("self",)).select_related("response").get(pk=assignment.pk)
     if assignment.annotator_id != user.pk:
         raise PermissionDenied("Not your assignment")
@@ -134,6 +135,9 @@ def assignment_submit(*, assignment: Assignment, user) -> Assignment:
     )
     if criteria - decided:
         raise ValidationError({"assignment": f"{len(criteria - decided)} of {len(criteria)} criteria still undecided"})
+    missing = evidence_missing(assignment=assignment)
+    if missing:
+        raise ValidationError({"evidence": evidence_missing_text(missing)})
     assignment.status = Assignment.SUBMITTED
     assignment.submitted_at = timezone.now()
     assignment.save(update_fields=["status", "submitted_at"])

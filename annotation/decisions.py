@@ -94,3 +94,13 @@ def decision_validate(
     if not low <= float(value) <= high:
         raise DecisionError("value", f"value {value} is outside the option range {low}..{high}")
     return Decision(value=float(value))
+
+
+def quotes_missing(*, min_evidence: int, verdict: str | None, quotes: list[str], is_valid) -> int:
+    """How many more quotes a decision needs before it may be handed in (issue 12): a criterion
+    that requires ``min_evidence`` quotes, marked met, needs that many valid ones (``is_valid``:
+    the quote occurs in the response text, checked again now). Other decisions need none."""
+    if min_evidence <= 0 or verdict != "met":
+        return 0
+    return max(0, min_evidence - sum(1 for quote in quotes if is_valid(quote)))
+

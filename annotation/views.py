@@ -93,10 +93,9 @@ def label_save(request, assignment_id: int, criterion_id: int):
             messages.error(request, row.error)
         return redirect(reverse("label-page", args=[assignment.pk]) + f"#crit-{row.criterion.pk}")
     partial = "criterion-state" if request.POST.get("part") == "state" and not row.conflict else "criterion-row"
-    decided, total = selectors.assignment_progress(assignment=assignment)
     return render(request, f"annotation/label.html#{partial}-saved", {
         "assignment": assignment, "row": row, "read_only": assignment.status not in selectors.OPEN_STATUSES,
-        "decided": decided, "total": total, "oob": True,
+        **selectors.assignment_status_bar(assignment=assignment), "oob": True,
     })
 
 

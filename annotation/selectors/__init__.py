@@ -22,13 +22,15 @@ from .work import CriterionRow as CriterionRow
 from .work import ProjectWork as ProjectWork
 from .work import assignment_get_for_annotator as assignment_get_for_annotator
 from .work import assignment_next_for_annotator as assignment_next_for_annotator
-from .work import assignment_progress as assignment_progress
+from .work import assignment_status_bar as assignment_status_bar
 from .work import assignments_for_annotator as assignments_for_annotator
 from .work import choices_for as choices_for
 from .work import criteria_for_response as criteria_for_response
 from .work import criterion_get_for_assignment as criterion_get_for_assignment
 from .work import criterion_get_for_response as criterion_get_for_response
 from .work import decision_display as decision_display
+from .work import evidence_missing as evidence_missing
+from .work import evidence_missing_text as evidence_missing_text
 from .work import labeling_page_data as labeling_page_data
 from .work import labels_by_criterion as labels_by_criterion
 from .work import membership_get as membership_get

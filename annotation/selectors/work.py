@@ -5,9 +5,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Count, Q, Subquery
+from django.db.models import Count, F, Q, Subquery
 from django.http import Http404
 
+from ..decisions import quotes_missing
+from ..markdown import quote_in_response
 from ..models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
 
 OPEN_STATUSES = (Assignment.OPEN, Assignment.IN_PROGRESS)
@@ -132,24 +134,64 @@ def labels_by_criterion(*, response_id: int, annotator_id: int) -> dict[int, Lab
     }
 
 
-def progress_counts(*, response_id: int, annotator_id: int) -> tuple[int, int]:
-    """(decided, total) over the response's rubric for one annotator, in one small query."""
+def _progress_row(*, response_id: int, annotator_id: int) -> tuple[int, int, int]:
+    """(decided, total, met on criteria that require quotes) in one small query."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT COUNT(c.id), COUNT(l.id) FROM {Response._meta.db_table} r"
+            f"SELECT COUNT(c.id), COUNT(l.id),"
+            f" COALESCE(SUM(CASE WHEN l.verdict = 'met' AND c.min_evidence > 0 THEN 1 ELSE 0 END), 0)"
+            f" FROM {Response._meta.db_table} r"
             f" JOIN {Case._meta.db_table} k ON k.id = r.case_id"
             f" JOIN {Criterion._meta.db_table} c ON c.rubric_version_id = k.rubric_version_id"
             f" LEFT JOIN {Label._meta.db_table} l ON l.criterion_id = c.id AND l.response_id = r.id AND l.annotator_id = %s"
             f" WHERE r.id = %s",
             [annotator_id, response_id],
         )
-        total, decided = cursor.fetchone()
+        total, decided, quotable = cursor.fetchone()
+    return decided, total, quotable
+
+
+def progress_counts(*, response_id: int, annotator_id: int) -> tuple[int, int]:
+    """(decided, total) over the response's rubric for one annotator, in one small query."""
+    decided, total, _ = _progress_row(response_id=response_id, annotator_id=annotator_id)
     return decided, total
 
 
-def assignment_progress(*, assignment: Assignment) -> tuple[int, int]:
-    """(decided, total) over the response's rubric for the assignment's annotator, in one query."""
-    return progress_counts(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
+def assignment_status_bar(*, assignment: Assignment) -> dict:
+    """What the labeling page's progress bar shows after a save: decided, total and the criteria
+    still missing quotes (``evidence_missing``, asked only when some met decision needs quotes)."""
+    decided, total, quotable = _progress_row(response_id=assignment.response_id, annotator_id=assignment.annotator_id)
+    return {"decided": decided, "total": total,
+            "missing_evidence": evidence_missing(assignment=assignment) if quotable else []}
+
+
+def evidence_missing(*, assignment: Assignment) -> list[dict]:
+    """The criteria of the assignment marked met with fewer valid quotes than they require, in
+    rubric order: ``{"number", "criterion_pk", "criterion_id", "needed", "have"}`` each."""
+    labels = (Label.objects.filter(response_id=assignment.response_id, annotator_id=assignment.annotator_id, verdict="met",
+                                   criterion__min_evidence__gt=0,
+                                   criterion__rubric_version_id=F("response__case__rubric_version_id"))
+              .select_related("criterion").order_by("criterion__position"))  # one query; none when nothing needs quotes
+    text = None
+    missing = []
+    for label in labels:
+        criterion = label.criterion
+        if text is None:
+            text = assignment.response.text
+        needed = quotes_missing(min_evidence=criterion.min_evidence, verdict=label.verdict, quotes=list(label.evidence or []),
+                                is_valid=lambda quote: quote_in_response(quote=quote, text=text))
+        if needed:
+            missing.append({"number": criterion.position + 1, "criterion_pk": criterion.pk,
+                            "criterion_id": criterion.external_id, "needed": criterion.min_evidence,
+                            "have": criterion.min_evidence - needed})
+    return missing
+
+
+def evidence_missing_text(missing: list[dict]) -> str:
+    """One sentence naming each criterion of ``evidence_missing`` (what a refused submit says)."""
+    parts = [f"criterion {m['number']} ({m['criterion_id']}) needs {m['needed']} quote{'s' if m['needed'] != 1 else ''}, "
+             f"has {m['have']}" for m in missing]
+    return "marked met without the quotes it requires: " + "; ".join(parts)
 
 
 def project_assignment_summary(*, project: Project) -> list[dict]:
@@ -250,6 +292,7 @@ def labeling_page_data(*, assignment: Assignment) -> dict:
         "decided": sum(1 for row in rows if row.label is not None),
         "total": len(rows),
         "read_only": assignment.status not in OPEN_STATUSES,
+        "missing_evidence": evidence_missing(assignment=assignment),
         "queue_position": ids.index(assignment.pk) + 1,
         "queue_length": len(ids),
         "next_assignment_id": following[0] if following else None,

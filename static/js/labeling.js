@@ -5,7 +5,8 @@
  * reach the server in click order, each with the revision the previous one returned; a save
  * that fails (network error, timeout, 5xx, expired session) stays first in the queue, is shown
  * on its row and is retried with backoff until the server has it: nothing is dropped silently.
- * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, Enter, ?), evidence quotes taken
+ * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, Enter, ?; decision keys never act on
+ * a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes taken
  * from the selected response text, and active-time reporting (time with the tab visible and in
  * use, not wall time).
  */
@@ -157,6 +158,8 @@
 
   function focusRow(id, scroll) {
     focusedId = id;
+    armed = true;
+    hint("");
     markFocused();
     const row = document.getElementById(id);
     if (row && scroll) row.scrollIntoView({ block: "nearest" });
@@ -172,10 +175,28 @@
 
   const BINARY_KEYS = { "1": "met", y: "met", "2": "not_met", n: "not_met", "3": "cannot_assess", c: "cannot_assess" };
 
+  /* Decision keys act on the selected criterion only while "armed": after a decision made by
+   * key, or after a key that is no shortcut (the annotator is typing), they do nothing until the
+   * annotator selects a criterion explicitly (j/k, arrows, a click). So a sentence typed after a
+   * key decision changes no decision; its "e" opens the rationale of the criterion just decided. */
+  let armed = true;
+  function disarm(why) {
+    armed = false;
+    hint(why);
+  }
+  function hint(text) {
+    const el = document.getElementById("key-hint");
+    if (el) el.textContent = text || "";
+  }
+
   function chooseByKey(key) {
-    if (!focusedId) move(0);
+    if (!focusedId) { move(0); return true; }  // nothing selected: select (and show) first, decide nothing
     const form = document.getElementById(focusedId);
     if (!form) return false;
+    if (!armed) {
+      hint("Decision keys are paused — press j / k or click a criterion to choose it, e to write a rationale.");
+      return true;
+    }
     let button = null;
     if (form.dataset.kind === "binary") {
       if (BINARY_KEYS[key]) button = form.querySelector('.choices button[value="' + BINARY_KEYS[key] + '"]');
@@ -186,8 +207,17 @@
     }
     if (!button || button.disabled) return false;
     choose(form, button);
-    move(1);
+    disarm("Criterion " + form.querySelector(".crit-num").textContent + " decided — j: next criterion, e: rationale, q: attach the selection.");
     return true;
+  }
+
+  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
+  function isTyping(key) {  // a printable key that is no shortcut of this row: the annotator is writing text
+    if (key.length !== 1 || SHORTCUT_KEYS.has(key) || key === " ") return false;
+    const form = focusedId && document.getElementById(focusedId);
+    if (!form) return true;
+    if (form.dataset.kind === "binary") return !BINARY_KEYS[key];
+    return key !== "c" && !form.querySelector('.choices button[data-key="' + CSS.escape(key) + '"]');
   }
 
   function toggleHelp(show) {
@@ -201,10 +231,22 @@
     document.getElementById("submit-form").requestSubmit(button);
   }
 
+  /* Quotes a criterion marked met still needs (the server's list, refreshed with every save):
+   * while there are any, submitting is refused and the list, each entry a link, is shown. */
+  function refuseMissingEvidence() {
+    const box = document.getElementById("evidence-missing");
+    if (!box || !box.querySelector("li")) return false;
+    box.classList.add("refused");
+    box.hidden = false;
+    const first = box.querySelector("a");
+    if (first) first.focus();
+    return true;
+  }
+
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const t = e.target;
-    if (t.matches && t.matches("textarea, input, select")) {
+    if ((t.matches && t.matches("textarea, input, select")) || t.isContentEditable) {
       if (e.key === "Escape") { t.blur(); e.preventDefault(); }
       return;
     }
@@ -225,7 +267,10 @@
       }
       case "q": attach(focusedId); break;
       case "Enter": trySubmit(); break;
-      default: if (readOnly || !chooseByKey(e.key)) return;
+      default:
+        if (readOnly) return;
+        if (isTyping(e.key)) { disarm("Typing? Press e to write the rationale of the selected criterion; j / k to choose one."); return; }
+        if (!chooseByKey(e.key)) return;
     }
     e.preventDefault();
   });
@@ -238,6 +283,8 @@
     const attachButton = e.target.closest("[data-attach]");
     if (attachButton) { attach(attachButton.closest("form.crit").id); return; }
     if (e.target.closest("[data-attach-focused]")) { attach(focusedId); return; }
+    const goto = e.target.closest("[data-goto]");
+    if (goto) { focusRow(goto.dataset.goto, true); }
   });
 
   document.addEventListener("mousedown", (e) => {
@@ -249,6 +296,7 @@
     const form = e.target;
     if (form.id === "submit-form") {
       if (pendingCount()) { e.preventDefault(); updatePending(); return; }
+      if (refuseMissingEvidence()) { e.preventDefault(); return; }
       form.querySelector("input[name=seconds]").value = takeActiveSeconds().toFixed(1);
       if (cookie("csrftoken")) form.querySelector("input[name=csrfmiddlewaretoken]").value = cookie("csrftoken");
       window.removeEventListener("beforeunload", warnUnsaved);

@@ -10,7 +10,7 @@ MODELS = ("secret-model-alpha", "secret-model-beta")
 
 
 def build_study(*, slug="study", blind=True, n_cases=2, n_criteria=3, with_ordinal=True, show_reference=False,
-                overlap=1, annotators=(("a1", "a2"), ("b1",))):
+                overlap=1, annotators=(("a1", "a2"), ("b1",)), min_evidence=0):
     from django.contrib.auth import get_user_model
 
     from annotation.assignments import assignments_create
@@ -28,6 +28,8 @@ def build_study(*, slug="study", blind=True, n_cases=2, n_criteria=3, with_ordin
             reference_answer="REFERENCE-ANSWER-TEXT: call emergency services.",
         )
         specs = [{"criterion_id": f"{slug}-c{i}-{j}", "text": f"Criterion {j} of case {i}"} for j in range(n_criteria)]
+        if min_evidence:  # the first criterion of each case requires quotes when met
+            specs[0]["min_evidence"] = min_evidence
         if with_ordinal and i == 0:
             specs.append({"criterion_id": f"{slug}-c{i}-tone", "text": "Tone fits the patient", "kind": "ordinal",
                           "options": [{"label": "poor", "value": 0}, {"label": "ok", "value": 0.5},

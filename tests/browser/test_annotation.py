@@ -101,15 +101,16 @@ def test_label_with_the_keyboard_only(page, login, workspace):
     expect(page.locator("#help")).to_be_visible()
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_hidden()
-    # focus starts on criterion 1; a decision moves on to the next criterion
-    for key in ("y", "n", "3"):
+    # the selection starts on criterion 1; a decision keeps it there, j moves on
+    for key in ("y", "j", "n", "j", "3", "j"):
         page.keyboard.press(key)
     page.keyboard.press("k")  # back to criterion 3 ...
     page.keyboard.press("j")  # ... and forward to 4
     page.keyboard.press("1")
+    page.keyboard.press("j")
     page.keyboard.press("2")  # ordinal criterion 5: option 2 = "ok"
     _wait_saved(page, 5)
-    page.keyboard.press("k")  # the last decision left focus on criterion 5; back to 4
+    page.keyboard.press("k")  # back to 4
     page.keyboard.press("e")
     page.keyboard.type("Typed without a mouse")
     page.keyboard.press("Escape")
@@ -198,7 +199,7 @@ def test_active_time_counts_only_visible_time_in_use(page, login, workspace):
     }""")
     page.mouse.move(210, 210)
     page.clock.run_for(10_000)  # 10 s more in use
-    for key in ("1", "1", "1", "1", "1"):
+    for key in ("1", "j", "1", "j", "1", "j", "1", "j", "1"):
         page.keyboard.press(key)
     expect(page.locator(".counter")).to_have_text("5 / 5 decided")
     expect(page.locator("#rubric .crit.saving")).to_have_count(0)
