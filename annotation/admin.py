@@ -287,13 +287,25 @@ class AssignmentAdmin(ProjectDataAdmin, admin.ModelAdmin):
         return []
 
     @admin.action(description="Reopen the selected submitted or checked assignments")
+    @admin.action(description="Reopen (asks for the reason the annotators are shown)")
     def reopen(self, request, queryset):
+        """A page asking for the reason first (the reopen form requires one), then reopens."""
+        from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+        from django.template.response import TemplateResponse
+
         from .assignments import assignment_reopen
 
+        reason = (request.POST.get("reason") or "").strip()
+        if "apply" not in request.POST or not reason:
+            return TemplateResponse(request, "admin/annotation/assignment/reopen.html", {
+                **self.admin_site.each_context(request), "opts": self.model._meta, "assignments": queryset,
+                "selected": request.POST.getlist(ACTION_CHECKBOX_NAME), "reason": reason,
+                "error": "Give the reason: the annotators are shown it." if "apply" in request.POST else "",
+            })
         done = 0
         for assignment in queryset:
             try:
-                assignment_reopen(assignment=assignment, by=request.user)
+                assignment_reopen(assignment=assignment, by=request.user, reason=reason)
                 done += 1
             except ValidationError:
                 pass

@@ -151,16 +151,26 @@ def user_may_reopen(*, assignment: Assignment, user) -> bool:
     ).exists() or user_may(project=assignment.project_id, user=user, action="manage")
 
 
+REOPEN_REASON_MAX = 2000
+
+
 @transaction.atomic
-def assignment_reopen(*, assignment: Assignment, by) -> Assignment:
-    """Make a submitted or checked assignment editable by its annotator again."""
+def assignment_reopen(*, assignment: Assignment, by, reason: str) -> Assignment:
+    """Make a submitted or checked assignment editable by its annotator again, saying why (the
+    annotator sees the reason on the item and in their list of items)."""
     if not user_may_reopen(assignment=assignment, user=by):
         raise PermissionDenied("Only a checker of the cohort or a manager of the project can reopen")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "say why the item is reopened: the annotator is shown the reason"})
+    if len(reason) > REOPEN_REASON_MAX:
+        raise ValidationError({"reason": f"the reason can be at most {REOPEN_REASON_MAX:,} characters"})
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.status not in (Assignment.SUBMITTED, Assignment.CHECKED):
         raise ValidationError({"assignment": "only a submitted or checked assignment can be reopened"})
     assignment.status = Assignment.IN_PROGRESS
-    assignment.save(update_fields=["status"])
+    assignment.reopen_reason, assignment.reopened_by, assignment.reopened_at = reason, by, timezone.now()
+    assignment.save(update_fields=["status", "reopen_reason", "reopened_by", "reopened_at"])
     return assignment
 
 

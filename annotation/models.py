@@ -199,6 +199,12 @@ class Assignment(models.Model):
     checked_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The last reopening: why (required; the annotator is shown it), by whom, when.
+    reopen_reason = models.TextField(blank=True, default="", db_default="")
+    reopened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reopened_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["project", "annotator", "position", "id"]

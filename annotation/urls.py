@@ -7,6 +7,7 @@ from . import apis, views
 urlpatterns = [
     path("", views.home, name="home"),
     path("work/next/", views.next_item, name="next-item"),
+    path("work/items/", views.my_items, name="my-items"),
     path("work/<int:assignment_id>/", views.label_page, name="label-page"),
     path("work/<int:assignment_id>/criteria/<int:criterion_id>/", views.label_save, name="label-save"),
     path("work/<int:assignment_id>/submit/", views.label_submit, name="label-submit"),

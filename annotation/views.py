@@ -51,6 +51,22 @@ def home(request):
 
 
 @login_required
+def my_items(request):
+    """The annotator's own items: filter by project, status and case id; each links back to its
+    page (read-only once submitted); a reopened one says why."""
+    projects = list(Project.objects.filter(memberships__user=request.user).distinct().order_by("name"))
+    project_id = request.GET.get("project", "")
+    project_id = int(project_id) if project_id.isdigit() and any(p.pk == int(project_id) for p in projects) else None
+    status, query = request.GET.get("status", ""), request.GET.get("q", "")[:200]
+    items = selectors.items_for_annotator(user=request.user, project_id=project_id, status=status, case_query=query)
+    page = Paginator(items, 50).get_page(request.GET.get("page"))
+    return render(request, "annotation/my_items.html", {
+        "page": page, "projects": projects, "project_id": project_id, "status": status, "q": query,
+        "statuses": Assignment.STATUSES, "open_statuses": selectors.OPEN_STATUSES,
+    })
+
+
+@login_required
 def next_item(request):
     project_id = request.GET.get("project")
     assignment = selectors.assignment_next_for_annotator(
@@ -215,7 +231,7 @@ def review_reopen(request, assignment_id: int):
     if assignment is None:
         raise Http404("No such assignment to reopen")
     try:
-        assignment_reopen(assignment=assignment, by=request.user)
+        assignment_reopen(assignment=assignment, by=request.user, reason=request.POST.get("reason", ""))
         messages.success(request, f"Reopened for {assignment.annotator.username}.")
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
@@ -283,7 +299,7 @@ def project_reopen(request, slug: str, assignment_id: int):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
     try:
-        assignment_reopen(assignment=assignment, by=request.user)
+        assignment_reopen(assignment=assignment, by=request.user, reason=request.POST.get("reason", ""))
         messages.success(request, "Reopened.")
     except ValidationError as exc:
         messages.error(request, _error_text(exc))

@@ -31,6 +31,7 @@ from .work import criterion_get_for_response as criterion_get_for_response
 from .work import decision_display as decision_display
 from .work import evidence_missing as evidence_missing
 from .work import evidence_missing_text as evidence_missing_text
+from .work import items_for_annotator as items_for_annotator
 from .work import labeling_page_data as labeling_page_data
 from .work import labels_by_criterion as labels_by_criterion
 from .work import membership_get as membership_get

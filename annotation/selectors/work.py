@@ -66,7 +66,29 @@ def work_list_for_user(*, user) -> list[ProjectWork]:
     for row in rows.values():
         for status, _ in Assignment.STATUSES:
             row.counts.setdefault(status, 0)
-    return list(rows.values())
+    # An annotator's project without an item of theirs is not shown; a checker's always is (its
+    # review queue fills as the cohort submits).
+    return [row for row in rows.values() if row.total or row.role == CohortMembership.CHECKER]
+
+
+ITEM_STATUSES = {key for key, _ in Assignment.STATUSES}
+
+
+def items_for_annotator(*, user, project_id: int | None = None, status: str = "", case_query: str = ""):
+    """The user's own assignments for "My items", in queue order, each with the number of
+    criteria they decided (``decided``): filtered by project, status and a case id fragment.
+    Nothing of anybody else's, and no source model (blind projects)."""
+    items = (Assignment.objects.filter(annotator=user)
+             .select_related("project", "response__case", "reopened_by")
+             .annotate(decided=Count("response__labels", filter=Q(response__labels__annotator=user)))
+             .order_by("project__name", "position", "id"))
+    if project_id:
+        items = items.filter(project_id=project_id)
+    if status in ITEM_STATUSES:
+        items = items.filter(status=status)
+    if case_query.strip():
+        items = items.filter(response__case__external_id__icontains=case_query.strip())
+    return items
 
 
 def membership_get(*, project_id: int, user) -> CohortMembership | None:

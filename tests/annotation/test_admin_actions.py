@@ -16,8 +16,18 @@ def test_admin_assign_action_and_reopen_action(study, login_client):
     assert Assignment.objects.filter(cohort=study.cohorts[1]).count() == 4
     Assignment.objects.filter(annotator__username="a1").update(status="submitted")
     ids = list(Assignment.objects.filter(annotator__username="a1").values_list("pk", flat=True))
-    client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids})
+    asked = client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids})
+    assert asked.status_code == 200 and 'name="reason"' in asked.content.decode()  # the reason first
+    assert set(Assignment.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"submitted"}
+    refused = client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids, "apply": "1",
+                                                             "reason": "  "})
+    assert "Give the reason" in refused.content.decode()
+    assert set(Assignment.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"submitted"}
+    client.post("/admin/annotation/assignment/", {"action": "reopen", "_selected_action": ids, "apply": "1",
+                                                   "reason": "Criterion 3 needs a second look"})
     assert set(Assignment.objects.filter(pk__in=ids).values_list("status", flat=True)) == {"in_progress"}
+    assert set(Assignment.objects.filter(pk__in=ids).values_list("reopen_reason", "reopened_by__username")) == {
+        ("Criterion 3 needs a second look", "boss")}
     assert admin_user.is_staff
 
 

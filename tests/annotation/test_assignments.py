@@ -112,13 +112,17 @@ def test_submit_needs_every_criterion_then_reopen(study):
     with pytest.raises(ValidationError, match="read-only"):
         label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=a1, verdict="not_met")
     with pytest.raises(PermissionDenied):
-        assignment_reopen(assignment=assignment, by=a1)
+        assignment_reopen(assignment=assignment, by=a1, reason="mine")
     with pytest.raises(PermissionDenied):
-        assignment_reopen(assignment=assignment, by=chk2)  # checker of the other cohort
-    assert assignment_reopen(assignment=assignment, by=chk1).status == "in_progress"
+        assignment_reopen(assignment=assignment, by=chk2, reason="x")  # checker of the other cohort
+    with pytest.raises(ValidationError, match="say why the item is reopened"):
+        assignment_reopen(assignment=assignment, by=chk1, reason="   ")
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+    reopened = assignment_reopen(assignment=assignment, by=chk1, reason="  Check the ECG criterion again ")
+    assert (reopened.status, reopened.reopen_reason, reopened.reopened_by) == ("in_progress", "Check the ECG criterion again", chk1)
     label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=a1, verdict="not_met")
     assignment_submit(assignment=assignment, user=a1)
-    assert assignment_reopen(assignment=assignment, by=res).status == "in_progress"
+    assert assignment_reopen(assignment=assignment, by=res, reason="Second pass").status == "in_progress"
 
 
 def test_active_time_is_added_and_capped(study):

@@ -168,9 +168,12 @@ def test_checker_review_override_and_complete(study, client, login_client):
     assert a.status == "checked"
     assert Label.objects.filter(response=a.response, role="checker").count() == len(criteria)
     assert LabelHistory.objects.filter(action="override", label__annotator__username="chk1").count() == 1
-    checker.post(f"/review/assignments/{a.pk}/reopen/")
+    checker.post(f"/review/assignments/{a.pk}/reopen/", {"reason": ""})
     a.refresh_from_db()
-    assert a.status == "in_progress"
+    assert a.status == "checked"  # no reason: refused
+    checker.post(f"/review/assignments/{a.pk}/reopen/", {"reason": "Please quote the ECG sentence"})
+    a.refresh_from_db()
+    assert (a.status, a.reopen_reason) == ("in_progress", "Please quote the ECG sentence")
 
 
 def _project_section(project, user):

@@ -377,7 +377,7 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
         "/projects/ward/judges/": {"form": {"action": "judge", "judge-name": "mine", "judge-backend": "replay"}},
         "/projects/ward/assignments/assign/": {"form": {"cohort": str(cohort.pk), "overlap": "1", "method": "round_robin"}},
         f"/projects/ward/assignments/{assignment.pk}/reassign/": {"form": {"username": "adj"}},
-        f"/projects/ward/assignments/{assignment.pk}/reopen/": {},
+        f"/projects/ward/assignments/{assignment.pk}/reopen/": {"form": {"reason": "again"}},
         "/projects/ward/roles/": {"form": {"username": "adj", "role": "manager"}},
         "/projects/ward/import/": {"multipart": upload},
         "/projects/import/": {"multipart": upload},
