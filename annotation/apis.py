@@ -14,7 +14,7 @@ from . import selectors
 from .assignments import assignment_submit
 from .decisions import VERDICTS
 from .markdown import markdown_render
-from .services import LabelConflict, label_record
+from .services import BATCH_MAX, BatchRefused, LabelConflict, label_record, labels_record_batch
 
 
 def _errors(exc: ValidationError) -> dict:
@@ -106,6 +106,57 @@ class LabelSaveApi(APIView):
         except ValidationError as exc:
             return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
         return ApiResponse(LabelOutputSerializer(label).data, status=status.HTTP_200_OK)
+
+
+class LabelBatchApi(APIView):
+    """Several decisions of one assignment in one request, all or none: a stale revision or an
+    invalid decision names its criterion and nothing is saved (409 / 400)."""
+
+    @extend_schema_serializer(component_name="BatchDecision")
+    class DecisionSerializer(serializers.Serializer):
+        criterion = serializers.IntegerField()
+        verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
+        option = serializers.CharField(max_length=200, required=False, allow_null=True)
+        value = serializers.FloatField(required=False, allow_null=True)
+        rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
+        evidence_add = serializers.CharField(max_length=2000, required=False)
+        evidence_remove = serializers.CharField(max_length=2000, required=False)
+        revision = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+    @extend_schema_serializer(component_name="LabelBatch")
+    class InputSerializer(serializers.Serializer):
+        labels = serializers.ListField(allow_empty=False, max_length=BATCH_MAX)  # each item: DecisionSerializer
+
+    @extend_schema(request=DecisionSerializer(many=True), responses={
+        200: LabelOutputSerializer(many=True), 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
+    def post(self, request, assignment_id: int):
+        """Body: ``{"labels": [decision, ...]}`` (or the bare list); answer: the labels in order."""
+        selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)  # 404 for anybody else's
+        outer = self.InputSerializer(data={"labels": request.data} if isinstance(request.data, list) else request.data)
+        outer.is_valid(raise_exception=True)
+        items = self.DecisionSerializer(data=outer.validated_data["labels"], many=True)
+        if not items.is_valid():
+            errors = items.errors  # by index: a dict of the refused ones, or a list with an entry each
+            pairs = errors.items() if isinstance(errors, dict) else enumerate(errors)
+            raw = outer.validated_data["labels"]
+            problems = {f"labels[{i}]" + (f" (criterion {raw[i]['criterion']})" if isinstance(raw[i], dict) and "criterion" in raw[i]
+                                          else ""): e for i, e in pairs if e}
+            return ApiResponse(problems, status=status.HTTP_400_BAD_REQUEST)
+        decisions = [{
+            "criterion_id": d["criterion"], "verdict": d.get("verdict"), "option_label": d.get("option"),
+            "value": d.get("value"), "rationale": d.get("rationale"), "evidence_add": d.get("evidence_add"),
+            "evidence_remove": d.get("evidence_remove"), "expected_revision": d.get("revision"),
+        } for d in items.validated_data]
+        try:
+            labels = labels_record_batch(assignment_id=assignment_id, user=request.user, decisions=decisions)
+        except BatchRefused as exc:
+            body = {**_errors(exc), "index": exc.index, "criterion": exc.criterion_id}
+            if exc.conflict and exc.error.label is not None:
+                body["current"] = LabelOutputSerializer(exc.error.label).data
+            return ApiResponse(body, status=status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_400_BAD_REQUEST)
+        except ValidationError as exc:
+            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+        return ApiResponse(LabelOutputSerializer(labels, many=True).data)
 
 
 class AssignmentSubmitApi(APIView):

@@ -221,3 +221,52 @@ def _label_changes(target, label: Label | None, *, verdict, option_label, value,
         "rationale": rationale if rationale is not None else (label.rationale if label else ""),
         "evidence": evidence, "role": CohortMembership.ANNOTATOR,
     }
+
+
+BATCH_MAX = 500  # decisions in one batch save
+
+
+class BatchRefused(ValidationError):
+    """One decision of a batch was refused, so none was applied; ``index`` and ``criterion_id``
+    name it, ``conflict`` says whether it was a stale revision (``LabelConflict``)."""
+
+    def __init__(self, *, index: int, criterion_id: int, error: ValidationError):
+        self.index, self.criterion_id, self.error = index, criterion_id, error
+        self.conflict = isinstance(error, LabelConflict)
+        detail = "; ".join(error.messages)
+        super().__init__({"labels": f"decision {index + 1} (criterion {criterion_id}): {detail}; nothing was saved"},
+                         code="conflict" if self.conflict else "invalid")
+
+
+@transaction.atomic
+def labels_record_batch(*, assignment_id: int, user, decisions: list[dict]) -> list[Label]:
+    """Several saves of one assignment at once, all or none (issue 12, point 7): each decision is
+    ``label_record``'s keyword arguments for one criterion (``criterion_id``, a decision and/or a
+    rationale, quotes, ``expected_revision``), applied in order by ``label_record`` itself, so
+    the rules, the revisions and the history rows are the single saves'. The first refused one
+    (a stale revision, an invalid decision, an unknown criterion) raises ``BatchRefused`` naming
+    it, and the transaction leaves every label as it was. A criterion may appear once."""
+    if not decisions:
+        raise ValidationError({"labels": "send at least one decision"})
+    if len(decisions) > BATCH_MAX:
+        raise ValidationError({"labels": f"at most {BATCH_MAX} decisions per batch, not {len(decisions)}"})
+    seen: set[int] = set()
+    for index, decision in enumerate(decisions):
+        if decision["criterion_id"] in seen:
+            raise ValidationError({"labels": f"decision {index + 1}: criterion {decision['criterion_id']} appears twice; "
+                                             "send one decision per criterion"})
+        seen.add(decision["criterion_id"])
+    labels = []
+    for index, decision in enumerate(decisions):
+        try:
+            _, _, label = label_record(assignment_id=assignment_id, user=user, **decision)
+        except Http404:
+            raise BatchRefused(index=index, criterion_id=decision["criterion_id"],
+                               error=ValidationError({"criterion": "not a criterion of this assignment"})) from None
+        except ValidationError as exc:
+            if index == 0 and getattr(exc, "code", None) == "read_only":
+                raise
+            raise BatchRefused(index=index, criterion_id=decision["criterion_id"], error=exc) from None
+        labels.append(label)
+    return labels
+

@@ -25,6 +25,7 @@ urlpatterns = [
     path("projects/<slug:slug>/assignments/<int:assignment_id>/reopen/", views.project_reopen, name="project-reopen"),
     path("api/assignments/", apis.AssignmentListApi.as_view(), name="api-assignments"),
     path("api/assignments/<int:assignment_id>/", apis.AssignmentDetailApi.as_view(), name="api-assignment"),
+    path("api/assignments/<int:assignment_id>/labels/", apis.LabelBatchApi.as_view(), name="api-assignment-labels"),
     path("api/assignments/<int:assignment_id>/submit/", apis.AssignmentSubmitApi.as_view(), name="api-assignment-submit"),
     path("api/labels/", apis.LabelSaveApi.as_view(), name="api-labels"),
 ]

@@ -360,6 +360,8 @@ MATRIX: list[Url] = [
     Url("review-reopen", lambda h, t: {"assignment_id": t.assignment}, "cohort", get=None, post=404),
     Url("api-assignment", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
     Url("api-assignment-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404),
+    Url("api-assignment-labels", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
+        data=lambda h, t: {"labels": [{"criterion": t.criterion, "verdict": "met"}]}),
     Url("api-labels", nothing, "cohort", get=None, post=404,
         data=lambda h, t: {"assignment": t.open_assignment, "criterion": t.criterion, "verdict": "met"}),
 ]
@@ -526,13 +528,17 @@ def test_the_api_offers_no_way_to_start_runs_assign_or_import(site):
     """The API's routes are the decisions read and the annotators' own endpoints: a write there
     by an adjudicator is refused and changes nothing. A new API route must enter MATRIX."""
     api = {name for route, name, _ in url_patterns() if route.startswith("api/")} - set(SKIPPED)
-    assert api == {"api-decisions", "api-assignments", "api-assignment", "api-assignment-submit", "api-labels"}
+    assert api == {"api-decisions", "api-assignments", "api-assignment", "api-assignment-submit", "api-labels",
+                   "api-assignment-labels"}
     mini, client = site.mini, client_for(site, "adjudicator")
     before = state()
     assert client.post(reverse("api-decisions", args=["mini"]), {"source": "gold"}).status_code == 405
     assert client.post(reverse("api-assignment-submit", args=[mini.open_assignment])).status_code == 404
     labels = {"assignment": mini.open_assignment, "criterion": mini.criterion, "verdict": "met"}
     assert client.post(reverse("api-labels"), labels).status_code == 404
+    batch = [{"criterion": mini.criterion, "verdict": "met"}]
+    assert client.post(reverse("api-assignment-labels", args=[mini.open_assignment]), batch,
+                       content_type="application/json").status_code == 404
     assert state() == before
 
 

@@ -1,0 +1,84 @@
+"""Batch saves (issue 12, point 7, the server side): ``POST /api/assignments/{id}/labels/`` takes
+a list of decisions with their revisions and applies all or none; a stale revision (409) or an
+invalid decision (400) names its criterion and leaves every label as it was; the history rows
+are the single saves'."""
+import json
+
+import pytest
+
+from annotation.models import Label, LabelHistory
+from annotation.selectors import criteria_for_response
+from tests.annotation.conftest import first_assignment
+
+URL = "/api/assignments/{}/labels/"
+
+
+@pytest.fixture
+def item(study):
+    assignment = first_assignment("a1")
+    return assignment, criteria_for_response(response=assignment.response)
+
+
+def _post(client, assignment, body):
+    return client.post(URL.format(assignment.pk), json.dumps(body), content_type="application/json")
+
+
+def _whole(criteria):
+    return [{"criterion": c.pk, "verdict": "met", "revision": 0} if c.kind == "binary" else
+            {"criterion": c.pk, "option": c.options[1]["label"], "revision": 0, "rationale": "warm enough"} for c in criteria]
+
+
+def test_a_whole_item_in_one_request(item, login_client):
+    assignment, criteria = item
+    answer = _post(login_client("a1"), assignment, _whole(criteria))
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert [row["criterion"] for row in body] == [c.pk for c in criteria] and {row["revision"] for row in body} == {1}
+    labels = Label.objects.filter(assignment=assignment)
+    assert labels.count() == len(criteria) and labels.filter(verdict="met").count() == len(criteria) - 1
+    assert LabelHistory.objects.filter(label__in=labels).count() == len(criteria)  # one row each, as single saves
+
+    # the same body again: a retry of changes already stored, no new revision
+    again = _post(login_client("a1"), assignment, {"labels": _whole(criteria)})
+    assert again.status_code == 200 and {row["revision"] for row in again.json()} == {1}
+    assert LabelHistory.objects.filter(label__in=labels).count() == len(criteria)
+
+
+def test_a_stale_revision_names_its_criterion_and_nothing_is_saved(item, login_client):
+    assignment, criteria = item
+    client = login_client("a1")
+    assert _post(client, assignment, [{"criterion": criteria[1].pk, "verdict": "not_met", "revision": 0}]).status_code == 200
+    body = _whole(criteria)  # revision 0 everywhere: stale for criterion 2, which is at revision 1 now
+    body[1]["verdict"] = "met"
+    answer = _post(client, assignment, body)
+    assert answer.status_code == 409
+    refused = answer.json()
+    assert (refused["index"], refused["criterion"]) == (1, criteria[1].pk)
+    assert f"decision 2 (criterion {criteria[1].pk})" in refused["labels"][0] and "nothing was saved" in refused["labels"][0]
+    assert refused["current"]["verdict"] == "not_met" and refused["current"]["revision"] == 1
+    assert Label.objects.filter(assignment=assignment).count() == 1  # criterion 1's decision was rolled back
+
+
+@pytest.mark.parametrize("change, index, message", [
+    ({"verdict": "maybe"}, 0, "is not a valid choice"),
+    ({"option": "excellent", "verdict": None}, 3, "not among the options"),
+    ({"criterion": 999999}, 2, "not a criterion of this assignment"),
+])
+def test_an_invalid_decision_names_its_criterion_and_nothing_is_saved(item, login_client, change, index, message):
+    assignment, criteria = item
+    body = _whole(criteria)
+    body[index].update(change)
+    answer = _post(login_client("a1"), assignment, body)
+    assert answer.status_code == 400 and message in answer.content.decode()
+    assert str(body[index]["criterion"]) in answer.content.decode()  # named
+    assert not Label.objects.filter(assignment=assignment).exists()
+
+
+def test_duplicates_empty_and_foreign_batches_are_refused(item, login_client):
+    assignment, criteria = item
+    client = login_client("a1")
+    twice = [{"criterion": criteria[0].pk, "verdict": "met"}, {"criterion": criteria[0].pk, "verdict": "not_met"}]
+    assert "appears twice" in _post(client, assignment, twice).content.decode()
+    assert _post(client, assignment, []).status_code == 400
+    assert _post(login_client("b1"), assignment, _whole(criteria)).status_code == 404  # not b1's assignment
+    assert not Label.objects.filter(assignment=assignment).exists()
