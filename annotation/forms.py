@@ -30,6 +30,34 @@ class LabelSaveForm(forms.Form):
         }
 
 
+BATCH_ITEMS_MAX = 200
+
+
+def label_batch_parse(raw: str) -> list[tuple[int, dict]]:
+    """The labeling page's batch of piled-up clicks (a JSON list of criterion rows' fields, each
+    with its ``criterion``) as (criterion id, ``label_record`` keyword arguments) pairs, each
+    checked by ``LabelSaveForm``; raises ``forms.ValidationError`` naming what is wrong."""
+    import json
+
+    try:
+        items = json.loads(raw or "")
+    except ValueError:
+        raise forms.ValidationError("the batch is not JSON") from None
+    if not isinstance(items, list) or not items or len(items) > BATCH_ITEMS_MAX:
+        raise forms.ValidationError(f"the batch must be a list of 1 to {BATCH_ITEMS_MAX} saves")
+    parsed = []
+    for index, item in enumerate(items):
+        criterion = item.get("criterion") if isinstance(item, dict) else None
+        if not isinstance(criterion, int) or isinstance(criterion, bool):
+            raise forms.ValidationError(f"save {index + 1}: no criterion")
+        form = LabelSaveForm({k: v for k, v in item.items() if k != "criterion"})
+        if not form.is_valid():
+            problems = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+            raise forms.ValidationError(f"save {index + 1} (criterion {criterion}): {problems}")
+        parsed.append((criterion, form.service_kwargs()))
+    return parsed
+
+
 class ReviewForm(forms.Form):
     """A checker's decision on one criterion: ``action=confirm`` takes the annotators' shared
     decision; otherwise ``choice`` ("verdict:met" or "option:<label>") is the cohort's decision."""

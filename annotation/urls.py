@@ -11,6 +11,7 @@ urlpatterns = [
     path("work/<int:assignment_id>/", views.label_page, name="label-page"),
     path("work/<int:assignment_id>/criteria/<int:criterion_id>/", views.label_save, name="label-save"),
     path("work/<int:assignment_id>/submit/", views.label_submit, name="label-submit"),
+    path("work/<int:assignment_id>/batch/", views.label_save_batch, name="label-save-batch"),
     path("work/<int:assignment_id>/time/", views.label_time, name="label-time"),
     path("review/<slug:slug>/", views.review_queue, name="review-queue"),
     path("review/items/<int:response_id>/", views.review_page, name="review-page"),

@@ -7,6 +7,7 @@ small htmx POSTs answered with the one criterion row (or its state) plus the pro
 out of band; errors are rendered into the row with status 200 (htmx 2 does not swap 4xx).
 Without JavaScript the same forms post normally and redirect back to the page.
 """
+from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -26,11 +27,11 @@ from .assignments import (
     assignment_time_add,
     project_assign,
 )
-from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm
+from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
 from .models import Assignment, Label, Project
 from .projects import project_role_set
 from .reviews import review_complete, review_decision_record
-from .services import LabelConflict, label_record
+from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -111,6 +112,34 @@ def label_save(request, assignment_id: int, criterion_id: int):
     partial = "criterion-state" if request.POST.get("part") == "state" and not row.conflict else "criterion-row"
     return render(request, f"annotation/label.html#{partial}-saved", {
         "assignment": assignment, "row": row, "read_only": assignment.status not in selectors.OPEN_STATUSES,
+        **selectors.assignment_status_bar(assignment=assignment), "oob": True,
+    })
+
+
+@login_required
+@require_POST
+def label_save_batch(request, assignment_id: int):
+    """Several piled-up clicks of the labeling page in one request (``batch``: JSON), all or none
+    (``labels_record_batch``). The answer is every saved row and the progress bar, swapped in
+    out of band; a refused batch (409 stale, 400 invalid) saved nothing, and the page sends the
+    clicks one by one instead, each told on its own row."""
+    assignment = selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+    try:
+        items = label_batch_parse(request.POST.get("batch", ""))
+    except forms.ValidationError as exc:
+        return HttpResponse("; ".join(exc.messages), status=400, content_type="text/plain")
+    try:
+        labels = labels_record_batch(assignment_id=assignment.pk, user=request.user,
+                                     decisions=[{"criterion_id": c, **kwargs} for c, kwargs in items])
+    except BatchRefused as exc:
+        return HttpResponse("; ".join(exc.messages), status=409 if exc.conflict else 400, content_type="text/plain")
+    except ValidationError as exc:
+        return HttpResponse(_error_text(exc), status=400, content_type="text/plain")
+    assignment.refresh_from_db(fields=["status"])
+    criteria = {c.pk: c for c in selectors.criteria_for_response(response=assignment.response)}
+    rows = [selectors.CriterionRow(criterion=criteria[label.criterion_id], label=label) for label in labels]
+    return render(request, "annotation/label.html#criterion-rows-batch", {
+        "assignment": assignment, "rows": rows, "read_only": assignment.status not in selectors.OPEN_STATUSES,
         **selectors.assignment_status_bar(assignment=assignment), "oob": True,
     })
 

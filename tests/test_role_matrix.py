@@ -347,6 +347,8 @@ MATRIX: list[Url] = [
     Url("label-page", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
     Url("label-save", lambda h, t: {"assignment_id": t.open_assignment, "criterion_id": t.criterion}, "cohort", get=None,
         post=404, data=lambda h, t: {"verdict": "met"}),
+    Url("label-save-batch", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
+        data=lambda h, t: {"batch": f'[{{"criterion": {t.criterion}, "verdict": "met"}}]'}),
     Url("label-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
         data=lambda h, t: {"seconds": "5"}),
     Url("label-time", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,

@@ -1,7 +1,7 @@
 /* evalsite labeling page.
  *
  * Every click is saved at once through htmx (htmx.ajax posting the criterion row's form and
- * swapping in the server-rendered row partial). Saves go through one page-wide queue, so they
+ * swapping in the server-rendered row partial); clicks that pile up go as one batch request. Saves go through one page-wide queue, so they
  * reach the server in click order, each with the revision the previous one returned; a save
  * that fails (network error, timeout, 5xx, expired session) stays first in the queue, is shown
  * on its row and is retried with backoff until the server has it: nothing is dropped silently.
@@ -109,10 +109,72 @@
     });
   }
 
+  /* Clicks that piled up (a slow link, a fast annotator) go as one request: the leading run of
+   * queued decisions and quotes on different rows (a rationale save or a second click on the same
+   * row ends the run). The server applies them all or none; if it refuses or cannot be reached,
+   * nothing was saved and the clicks go one by one as usual, each told on its own row. */
+  function leadingBatch() {
+    const batch = [];
+    const rowsSeen = new Set();
+    for (const item of queue) {
+      if (item.part || rowsSeen.has(item.rowId)) break;
+      const form = document.getElementById(item.rowId);
+      if (!form) break;
+      rowsSeen.add(item.rowId);
+      batch.push(item);
+    }
+    return batch;
+  }
+
+  async function sendBatch(batch) {
+    const saves = batch.map((item) => {
+      const form = document.getElementById(item.rowId);
+      const save = Object.assign({ criterion: Number(item.rowId.replace("crit-", "")) }, item.values);
+      const revision = form.querySelector("input[name=revision]");
+      if (revision) save.revision = revision.value;
+      const area = form.querySelector("textarea[data-rationale]");
+      if (area && !area.disabled) save.rationale = area.value;
+      return save;
+    });
+    batch.forEach((item) => setState(document.getElementById(item.rowId), "saving", "Saving…"));
+    const body = new URLSearchParams({ batch: JSON.stringify(saves) });
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 20000);
+    try {
+      const answer = await fetch(page.dataset.batchUrl, {
+        method: "POST", body: body, credentials: "same-origin", signal: controller.signal,
+        headers: { "X-CSRFToken": csrf(), "HX-Request": "true" },
+      });
+      if (!answer.ok || answer.redirected) throw new Error("batch refused (" + answer.status + ")");
+      const html = await answer.text();
+      const holder = document.createElement("template");
+      holder.innerHTML = html;
+      holder.content.querySelectorAll("[hx-swap-oob]").forEach((fresh) => {
+        fresh.removeAttribute("hx-swap-oob");
+        const old = document.getElementById(fresh.id);
+        if (old) { old.replaceWith(fresh); htmx.process(fresh); }
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async function pump() {
     if (running || !queue.length) return;
     running = true;
     while (queue.length) {
+      const batch = leadingBatch();
+      if (batch.length > 1) {
+        try {
+          await sendBatch(batch);
+          queue.splice(0, batch.length);
+          markFocused();
+          updatePending();
+          continue;
+        } catch (err) {
+          batch.forEach((item) => setState(document.getElementById(item.rowId), "saving", "Saving…"));
+        }
+      }
       const item = queue[0];
       for (let attempt = 1; ; attempt++) {
         const form = document.getElementById(item.rowId);

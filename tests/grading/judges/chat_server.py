@@ -36,6 +36,21 @@ def default_script(body: dict, index: int) -> Reply:
     return answer({"explanation": "looks fine", "criteria_met": True})
 
 
+LATE = 0.4  # seconds a recorded time may lag the moment it stands for on a loaded 2-core machine
+
+
+def assert_paced(times: list[float], spacing: float, *, late: float = LATE) -> None:
+    """``times`` (each up to ``late`` seconds after the event it records) are paced at one per
+    ``spacing``: the k-th is at least k spacings after the first, and no second-long window holds
+    more than a second's worth of spacings plus what lateness can crowd into it. Unpaced times
+    (a burst) fail both."""
+    times = sorted(times)
+    assert all(t - times[0] >= k * spacing - late for k, t in enumerate(times)), [round(t - times[0], 3) for t in times]
+    most = int((1.0 + late) / spacing) + 1
+    crowded = max(sum(1 for t in times if start <= t < start + 1.0) for start in times)
+    assert crowded <= most, (crowded, most, [round(t - times[0], 3) for t in times])
+
+
 class ChatServer:
     def __init__(self, script: Callable[[dict, int], Reply] = default_script, *, latency: float = 0.0):
         self.script = script

@@ -29,27 +29,11 @@ from grading.judges.ratelimit import (
 from grading.judges.settings import SettingsError, judge_settings_parse
 from grading.models import Judge, JudgeRun
 from tests.bundles import bundle_parts, write_bundle
-from tests.grading.judges.chat_server import Reply, default_script
+from tests.grading.judges.chat_server import Reply, assert_paced, default_script
 from tests.roles import grant
 
 ROOT = Path(__file__).resolve().parents[3]
 ITEMS = 11  # calls of one run of the mini project
-SLACK = 0.1  # seconds a time may be read late on a loaded machine (a thread or process not scheduled at once)
-
-
-def gaps(times: list[float]) -> list[float]:
-    times = sorted(times)
-    return [b - a for a, b in zip(times, times[1:])]
-
-
-def assert_paced(times: list[float], spacing: float) -> None:
-    """The k-th time is at least k spacings after the first, and no two are closer than a
-    spacing (each up to ``SLACK`` early: how late the clock may have been read)."""
-    times = sorted(times)
-    assert all(t - times[0] >= k * spacing - SLACK for k, t in enumerate(times)), [round(t - times[0], 3) for t in times]
-    assert min(gaps(times)) >= spacing - SLACK, gaps(times)
-
-
 def redis_up() -> bool:
     try:
         socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
