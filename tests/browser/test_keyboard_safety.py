@@ -91,6 +91,7 @@ def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login,
     missing.get_by_role("link", name="Criterion 1").click()  # chooses criterion 1
     expect(rows.nth(0)).to_have_class(r"crit decided focused")
     assert page.evaluate(SELECT_IN_RESPONSE, "An ECG is needed")
+    expect(page.locator("#selection-bar")).to_be_visible()  # the page has seen the selection (an async event)
     page.keyboard.press("q")  # quote the selection into criterion 1
     expect(rows.nth(0).locator(".evidence q")).to_have_text("An ECG is needed")
     _settled(page)
