@@ -75,6 +75,12 @@ def test_the_checker_review_page_has_no_serious_violation(page, login, dual):
     page.goto(reverse("review-page", args=[response.pk]))
     expect(page.locator("#review-page")).to_be_visible()
     assert axe_violations(page) == []
+    page.keyboard.press("?")  # the review page's shortcuts have their help overlay too
+    expect(page.locator("#help")).to_be_visible()
+    expect(page.locator("#help")).to_contain_text("next disagreement")
+    assert axe_violations(page) == []
+    page.keyboard.press("Escape")
+    expect(page.locator("#help")).to_be_hidden()
 
 
 def test_the_adjudication_pages_have_no_serious_violation(page, login, ward):  # noqa: F811

@@ -99,3 +99,36 @@ def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login,
     page.keyboard.press("Enter")
     expect(page.locator(".messages")).to_contain_text("Submitted")
     assert Assignment.objects.get(pk=assignment).status == Assignment.SUBMITTED
+
+
+def test_the_selected_criterion_is_never_under_the_sticky_bar_and_a_long_rationale_shows_whole(page, login, transactional_db):
+    """Moving down a long rubric with j and back up with k keeps the selected criterion below the
+    sticky progress bar; a long rationale grows its box instead of being cut."""
+    build_study(slug="long", n_cases=1, n_criteria=14, annotators=(("a1",),))
+    login("a1", PASSWORD)
+    page.goto("/work/next/")
+    rows = page.locator("#rubric form.crit")
+    bar = page.locator("#progress")
+
+    def clear_of_the_bar(index):
+        top = rows.nth(index).bounding_box()["y"]
+        bottom_of_bar = bar.bounding_box()["y"] + bar.bounding_box()["height"]
+        return top >= bottom_of_bar - 1
+
+    n = rows.count()
+    for _ in range(n - 1):
+        page.keyboard.press("j")
+    for index in range(n - 1, -1, -1):
+        expect(rows.nth(index)).to_have_class(r"crit focused")
+        assert clear_of_the_bar(index), index
+        page.keyboard.press("k")
+
+    page.keyboard.press("y")
+    expect(page.locator("#pending-saves")).to_have_text("")
+    page.keyboard.press("e")
+    text = " ".join(f"Sentence {i} of a long rationale about the ECG and the dose." for i in range(12))
+    page.keyboard.type(text)
+    page.keyboard.press("Escape")
+    area = rows.nth(0).locator("textarea")
+    expect(area).to_have_value(text)
+    assert area.evaluate("a => a.scrollHeight <= a.clientHeight + 1")  # nothing hidden inside the box
