@@ -393,12 +393,15 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     # another user's assignment. Starting runs, assigning and importing have no API at all.
     schema = json.loads(page.request.get("/api/schema/?format=json").text())
     writes = {path for path, operations in schema["paths"].items() if set(operations) & {"post", "put", "patch", "delete"}}
-    assert writes == {"/api/labels/", "/api/assignments/{assignment_id}/submit/"}, (
+    assert writes == {"/api/labels/", "/api/assignments/{assignment_id}/submit/",
+                      "/api/assignments/{assignment_id}/labels/"}, (
         "a new write API: check here that an adjudicator cannot use it")
     criterion = ward.criteria.get(external_id="c1-ecg")
     api = {
         "/api/labels/": {"data": {"assignment": assignment.pk, "criterion": criterion.pk, "verdict": "met"}},
         f"/api/assignments/{assignment.pk}/submit/": {},
+        f"/api/assignments/{assignment.pk}/labels/": {"data": json.dumps([{"criterion": criterion.pk, "verdict": "met"}]),
+                                                      "headers": {"Content-Type": "application/json"}},
     }
     for url, body in api.items():
         response = _post(page, url, **body)

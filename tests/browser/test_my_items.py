@@ -31,7 +31,7 @@ def test_an_annotator_finds_an_earlier_item_and_a_reopened_ones_reason(page, log
 
     page.goto("/")
     with page.expect_navigation():
-        page.get_by_role("link", name="My items").click()
+        page.locator("#work-mine").get_by_role("link", name="My items").click()  # the project card's (also in the top bar)
     expect(page.locator("#item-count")).to_have_text("4 items")
     page.get_by_label("Status").select_option("submitted")
     with page.expect_navigation():
