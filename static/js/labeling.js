@@ -1,10 +1,11 @@
 /* evalsite labeling page.
  *
  * Every click is saved at once through htmx (htmx.ajax posting the criterion row's form and
- * swapping in the server-rendered row partial); clicks that pile up go as one batch request. Saves go through one page-wide queue, so they
- * reach the server in click order, each with the revision the previous one returned; a save
- * that fails (network error, timeout, 5xx, expired session) stays first in the queue, is shown
- * on its row and is retried with backoff until the server has it: nothing is dropped silently.
+ * swapping in the server-rendered row partial); clicks that pile up go as one batch request.
+ * Saves go through one page-wide queue, so they reach the server in click order, each with the
+ * revision the previous one returned; a save that fails (network error, timeout, 5xx, expired
+ * session) stays first in the queue, is shown on its row and is retried with backoff until the
+ * server has it: nothing is dropped silently.
  * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, Enter, ?; decision keys never act on
  * a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes taken
  * from the selected response text, and active-time reporting (time with the tab visible and in
