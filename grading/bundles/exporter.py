@@ -19,7 +19,6 @@ import json
 import os
 import zipfile
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -27,16 +26,24 @@ import orjson
 import pandas as pd
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
 from annotation.rubrics import criterion_spec
 from evalsite.forking import Forked, fork_allowed
-from evalsite.spreadsheet import csv_cell
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
 from ..models import Adjudication, Judge, Judgment
+from .export_io import (
+    JSONL,
+    FileWriter,
+    collector_per_chunk,
+    csv_rows_guarded,
+    cursor_rows,
+    json_line,
+    json_list,
+    part_name,
+)
 
 FORMAT_VERSION = 2
 DIFFICULTIES = ("low", "medium", "high")
@@ -45,81 +52,6 @@ PROVENANCES = ("agreed", "adjudicated", "single-cohort", "unresolved")
 ITEM_FILES = ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl",
               *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv")
 Progress = Callable[[float, str], None]
-
-
-JSONL = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
-
-
-def _line(obj: dict) -> bytes:
-    return orjson.dumps(obj, option=JSONL)
-
-
-class _Writer:
-    """Writes one file while hashing and counting its lines (bytes written a chunk at a time)."""
-
-    def __init__(self, directory: Path, name: str):
-        self.name, self.count = name, 0
-        self._digest = hashlib.sha256()
-        self._fh = open(directory / name, "wb")
-        self._pending: list[bytes] = []
-
-    def write(self, line: bytes, lines: int = 1) -> None:
-        self._pending.append(line)
-        self.count += lines
-        if len(self._pending) >= 4096:
-            self.flush()
-
-    def write_lines(self, lines: list[bytes]) -> None:
-        """A chunk's lines at once (one call instead of one per line)."""
-        if lines:
-            self._pending.append(b"".join(lines))
-            self.count += len(lines)
-            self.flush()
-
-    def flush(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self._fh.write(data)
-            self._digest.update(data)
-            self._pending = []
-
-    def append(self, path: Path, lines: int) -> None:
-        """Another writer's finished file (a forked process's part) at the end of this one."""
-        self.flush()
-        with open(path, "rb") as part:
-            while block := part.read(1 << 22):
-                self._fh.write(block)
-                self._digest.update(block)
-        self.count += lines
-
-    def close(self) -> str:
-        self.flush()
-        self._fh.close()
-        return self._digest.hexdigest()
-
-
-@contextmanager
-def _collector_per_chunk():
-    """Python's cycle collector off while the chunks are written, and run once per chunk instead
-    (``_range``). The export makes millions of short-lived tuples and dicts, which keep
-    triggering collections that walk every object alive, the project's lookup tables included
-    (about a tenth of the export's time on the 825,000-decision bench); the tables are frozen
-    out of the collector's sight, and what a chunk leaves in cycles (pandas' frames) is freed
-    when the chunk ends, so memory stays flat."""
-    enabled = gc.isenabled()
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
-
-
-def _part_name(name: str, k: int) -> str:
-    return f"{name}.part{k}"
 
 
 def export_processes(n_responses: int) -> int:
@@ -131,42 +63,6 @@ def export_processes(n_responses: int) -> int:
     if wanted <= 1 or n_responses < getattr(settings, "EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", 2000) or not fork_allowed():
         return 1
     return max(1, min(wanted, n_responses // CHUNK))
-
-
-def _rows(sql_queryset, chunk: int = 5000):
-    """Rows of a ``values_list`` straight from the cursor (JSON columns arrive as text). Without an
-    explicit order the models' Meta ordering is dropped: it joins and sorts several tables, and
-    the caller sorts the rows it needs anyway (with planner statistics, SQLite ran the joined
-    labels query of a 2,500-case export for eleven minutes)."""
-    if not sql_queryset.query.order_by:
-        sql_queryset = sql_queryset.order_by()
-    sql, params = sql_queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        while rows := cursor.fetchmany(chunk):
-            yield from rows
-
-
-def _json_list(raw) -> list:
-    if raw is None or raw == "[]":
-        return []
-    return orjson.loads(raw) if isinstance(raw, (str, bytes)) else list(raw)
-
-
-def _csv_rows(rows: list[tuple]) -> list[tuple]:
-    """``rows`` with every cell as ``csv_cell`` makes it, computed once per distinct value of a
-    column, and only for the columns where it changes something: a gold CSV repeats the same ids,
-    models and decisions hundreds of thousands of times, and a formula-like text is rare."""
-    if not rows:
-        return rows
-    columns = list(zip(*rows))
-    changed = False
-    for i, column in enumerate(columns):
-        cells = {value: csv_cell(value) for value in set(column) if value is not None}
-        if any(cell is not value for value, cell in cells.items()):
-            columns[i] = [cells[v] if v in cells else csv_cell(v) for v in column]  # (a NaN is never "in": computed)
-            changed = True
-    return list(zip(*columns)) if changed else rows
 
 
 class _Export:
@@ -208,7 +104,7 @@ class _Export:
             found = self._fields[key] = decision_fields(verdict=key[0], option=key[1], value=key[2])
         return found
 
-    def finish(self, writer: _Writer) -> None:
+    def finish(self, writer: FileWriter) -> None:
         self.files[writer.name] = writer.close()
         self.counts[writer.name] = writer.count
 
@@ -229,10 +125,10 @@ class _Export:
         return {"files": self.files, "counts": self.counts, "provenance": self.provenance, "excluded_cases": len(self.excluded)}
 
     def _cases(self) -> None:
-        writer = _Writer(self.out, "cases.jsonl")
+        writer = FileWriter(self.out, "cases.jsonl")
         # Each case's current rubric as frozen (``RubricVersion.content``: the criteria's bundle form,
         # ``criterion_spec``, in order), read as JSON instead of as 75,000 model instances.
-        criteria_by_case = {case_id: _json_list(content) for case_id, content in _rows(
+        criteria_by_case = {case_id: json_list(content) for case_id, content in cursor_rows(
             RubricVersion.objects.filter(project=self.project, is_current=True, case__isnull=False)
             .values_list("case_id", "content"))}
         for case in Case.objects.filter(project=self.project).order_by("position", "pk").iterator(chunk_size=2000):
@@ -249,16 +145,16 @@ class _Export:
                 obj["metadata"] = case.metadata
             if criteria_by_case.get(case.pk):
                 obj["criteria"] = criteria_by_case[case.pk]
-            writer.write(_line(obj))
+            writer.write(json_line(obj))
         self.finish(writer)
 
     def _responses(self) -> None:
-        writer = _Writer(self.out, "responses.jsonl")
+        writer = FileWriter(self.out, "responses.jsonl")
         rows = Response.objects.filter(project=self.project).order_by("position", "pk").values_list(
             "external_id", "case_id", "model", "author_kind", "text")
-        for ext, case_id, model, kind, text in _rows(rows, 2000):
+        for ext, case_id, model, kind, text in cursor_rows(rows, 2000):
             if case_id not in self.excluded:
-                writer.write(_line({"response_id": ext, "case_id": self.case_info[case_id][0], "model": model,
+                writer.write(json_line({"response_id": ext, "case_id": self.case_info[case_id][0], "model": model,
                                     "author_kind": kind, "text": text}))
         self.finish(writer)
 
@@ -278,9 +174,9 @@ class _Export:
         n = len(self.responses)
         processes = export_processes(n)
         bounds = [n * k // processes for k in range(processes + 1)]
-        writers = {name: _Writer(self.out, name) for name in ITEM_FILES}
+        writers = {name: FileWriter(self.out, name) for name in ITEM_FILES}
         self.usernames.update(get_user_model().objects.filter(memberships__project=self.project).values_list("pk", "username"))
-        with _collector_per_chunk():
+        with collector_per_chunk():
             self._ranges(bounds, writers)
         for writer in writers.values():
             self.finish(writer)
@@ -294,7 +190,7 @@ class _Export:
             for k, child in enumerate(children, 1):
                 part = child.result()
                 for name in ITEM_FILES:
-                    writers[name].append(self.out / _part_name(name, k), part["counts"][name])
+                    writers[name].append(self.out / part_name(name, k), part["counts"][name])
                 for provenance, count in part["provenance"].items():
                     self.provenance[provenance] += count
         except BaseException:
@@ -304,12 +200,12 @@ class _Export:
         finally:
             for k in range(1, processes):
                 for name in ITEM_FILES:
-                    (self.out / _part_name(name, k)).unlink(missing_ok=True)
+                    (self.out / part_name(name, k)).unlink(missing_ok=True)
 
     def _part(self, k: int, lo: int, hi: int) -> dict:
         """The work of forked process ``k``: responses ``lo``..``hi`` into part files."""
         self.provenance = dict.fromkeys(PROVENANCES, 0)
-        writers = {name: _Writer(self.out, _part_name(name, k)) for name in ITEM_FILES}
+        writers = {name: FileWriter(self.out, part_name(name, k)) for name in ITEM_FILES}
         self._range(lo, hi, writers, header=False, progress=None)
         for writer in writers.values():
             writer.close()
@@ -336,12 +232,12 @@ class _Export:
             csv_buffer.seek(0)
             csv_buffer.truncate()
             del labels, adjudications
-            gc.collect()  # the chunk's cycles (see _collector_per_chunk)
+            gc.collect()  # the chunk's cycles (see export_io.collector_per_chunk)
             if progress:
                 progress(min(1.0, (start + len(chunk) - lo) / max(1, hi - lo)))
 
     def _labels(self, ids, info, writer) -> pd.DataFrame:
-        rows = list(_rows(Label.objects.filter(response_id__in=ids).values_list(
+        rows = list(cursor_rows(Label.objects.filter(response_id__in=ids).values_list(
             "response_id", "criterion_id", "cohort_id", "annotator_id", "role", "verdict", "option_label", "value",
             "rationale", "evidence", "time_spent_seconds")))
         rank, cohort_order = self.criterion_rank, self.cohort_order
@@ -357,7 +253,7 @@ class _Export:
             if rationale:
                 obj["rationale"] = rationale
             if evidence and evidence != "[]":
-                obj["evidence"] = _json_list(evidence)
+                obj["evidence"] = json_list(evidence)
             if seconds is not None:
                 obj["time_spent_seconds"] = seconds
             append(dumps(obj, option=JSONL))
@@ -371,7 +267,7 @@ class _Export:
         })
 
     def _judgments(self, ids, info, writer) -> None:
-        rows = list(_rows(Judgment.objects.filter(response_id__in=ids, judge__project=self.project).values_list(
+        rows = list(cursor_rows(Judgment.objects.filter(response_id__in=ids, judge__project=self.project).values_list(
             "response_id", "criterion_id", "judge_id", "condition", "sample", "verdict", "option_label", "value",
             "explanation", "evidence", "raw", "tokens_in", "tokens_out", "latency_ms")))
         rank, judges = self.criterion_rank, self.judges
@@ -381,7 +277,7 @@ class _Export:
         for r, c, judge, condition, sample, verdict, option, value, expl, evidence, raw, t_in, t_out, latency in rows:
             obj = {"response_id": info[r][0], "criterion_id": criteria[c][0], "judge": judges[judge],
                    "judge_model": models[judge], "condition": condition, "sample": sample, "explanation": expl,
-                   "evidence": _json_list(evidence), "raw": raw, **fields(verdict, option, value)}
+                   "evidence": json_list(evidence), "raw": raw, **fields(verdict, option, value)}
             if t_in or t_out:
                 obj["tokens_in"], obj["tokens_out"] = t_in, t_out
             if latency is not None:
@@ -390,7 +286,7 @@ class _Export:
         writer.write_lines(lines)
 
     def _adjudications(self, ids, info, writer) -> dict:
-        rows = list(_rows(Adjudication.objects.filter(response_id__in=ids).values_list(
+        rows = list(cursor_rows(Adjudication.objects.filter(response_id__in=ids).values_list(
             "response_id", "criterion_id", "verdict", "option_label", "value", "adjudicator_id", "confidence", "category",
             "note")))
         rows.sort(key=lambda r: (info[r[0]][3], self.criteria[r[1]][1]))
@@ -399,7 +295,7 @@ class _Export:
             obj = {"response_id": info[r][0], "criterion_id": self.criteria[c][0], "adjudicator": self._username(user),
                    "confidence": confidence, "category": category, "note": note,
                    **decision_fields(verdict=verdict, option=option, value=value)}
-            writer.write(_line(obj))
+            writer.write(json_line(obj))
             out[(r, c)] = (verdict, option, value, obj["adjudicator"], confidence, category, note)
         return out
 
@@ -446,7 +342,7 @@ class _Export:
         writer.write_lines(lines)
         for difficulty, part in by_difficulty.items():
             slices[difficulty].write_lines(part)
-        csv_out.writerows(_csv_rows(csv_rows))
+        csv_out.writerows(csv_rows_guarded(csv_rows))
         return n
 
 
