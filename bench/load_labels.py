@@ -200,14 +200,13 @@ class Annotator(threading.Thread):
     def connect(self):
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
 
-    def save(self, assignment: int, criterion: int, verdict: str, revision: int) -> int | None:
-        """One save as the page sends it; a dropped keep-alive connection is reopened and the
-        request sent again, as a browser would (the server treats a repeated save as a no-op)."""
-        body = urlencode({"verdict": verdict, "revision": revision})
+    def post(self, path: str, body: str, headers: dict, what: str) -> tuple[int, str] | None:
+        """One POST, timed; a dropped keep-alive connection is reopened and the request sent
+        again, as a browser would (the server treats a repeated save as a no-op)."""
         started = time.perf_counter()
-        for attempt in range(3):
+        for _attempt in range(3):
             try:
-                self.conn.request("POST", f"/work/{assignment}/criteria/{criterion}/", body=body, headers=self.headers)
+                self.conn.request("POST", path, body=body, headers=headers)
                 response = self.conn.getresponse()
                 text = response.read().decode()
                 break
@@ -216,12 +215,21 @@ class Annotator(threading.Thread):
                 self.conn.close()
                 self.connect()
         else:
-            self.errors.append(f"no answer for {assignment}/{criterion}")
+            self.errors.append(f"no answer for {what}")
             return None
         self.latencies_ms.append((time.perf_counter() - started) * 1000)
+        return response.status, text
+
+    def save(self, assignment: int, criterion: int, verdict: str, revision: int) -> int | None:
+        """One save as the page sends it."""
+        answer = self.post(f"/work/{assignment}/criteria/{criterion}/", urlencode({"verdict": verdict, "revision": revision}),
+                           self.headers, f"{assignment}/{criterion}")
+        if answer is None:
+            return None
+        status, text = answer
         found = REVISION.search(text)
-        if response.status != 200 or "Saved ✓" not in text or 'class="error"' in text or not found:
-            self.errors.append(f"{response.status} {assignment}/{criterion}: {text[:200]!r}")
+        if status != 200 or "Saved ✓" not in text or 'class="error"' in text or not found:
+            self.errors.append(f"{status} {assignment}/{criterion}: {text[:200]!r}")
             return None
         return int(found.group(1))
 
@@ -229,25 +237,13 @@ class Annotator(threading.Thread):
         """A whole item in one request to the batch API (issue 12, point 7), as a team importing
         finished labels, or the page's batched clicks, would send it."""
         decisions = [{"criterion": c, "verdict": self.rng.choice(VERDICTS), "revision": 0} for c in criteria]
-        body = json.dumps(decisions)
-        headers = {**self.headers, "Content-Type": "application/json"}
-        started = time.perf_counter()
-        for _attempt in range(3):
-            try:
-                self.conn.request("POST", f"/api/assignments/{assignment}/labels/", body=body, headers=headers)
-                response = self.conn.getresponse()
-                text = response.read().decode()
-                break
-            except (ConnectionError, http.client.HTTPException):
-                self.reconnects += 1
-                self.conn.close()
-                self.connect()
-        else:
-            self.errors.append(f"no answer for item {assignment}")
+        answer = self.post(f"/api/assignments/{assignment}/labels/", json.dumps(decisions),
+                           {**self.headers, "Content-Type": "application/json"}, f"item {assignment}")
+        if answer is None:
             return
-        self.latencies_ms.append((time.perf_counter() - started) * 1000)
-        if response.status != 200:
-            self.errors.append(f"{response.status} item {assignment}: {text[:200]!r}")
+        status, text = answer
+        if status != 200:
+            self.errors.append(f"{status} item {assignment}: {text[:200]!r}")
             return
         verdicts = {d["criterion"]: d["verdict"] for d in decisions}
         for label in json.loads(text):
