@@ -18,6 +18,8 @@ class Project(models.Model):
     coverage_k = models.PositiveSmallIntegerField(null=True, blank=True)
     low_agreement_threshold = models.FloatField(default=0.6)
     show_reference_answer = models.BooleanField(default=False)
+    guidelines = models.TextField(blank=True, default="", db_default="",
+                                  help_text="Instructions for annotators (Markdown, sanitized when shown).")
     hide_rater_names = models.BooleanField(
         default=False, help_text="Adjudicators see 'annotator 1', 'annotator 2' instead of user names.",
     )

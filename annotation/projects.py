@@ -16,7 +16,7 @@ ROLE_CHOICES = (ProjectRole.MANAGER, ProjectRole.ADJUDICATOR, ProjectRole.VIEWER
 # What project.json may set, with the one type each may have.
 SETTINGS = {
     "name": str, "description": str, "blind": bool, "coverage_k": int, "overlap": int,
-    "low_agreement_threshold": float, "show_reference_answer": bool, "hide_rater_names": bool,
+    "low_agreement_threshold": float, "show_reference_answer": bool, "hide_rater_names": bool, "guidelines": str,
 }
 UNBLINDING = {"blind": False, "show_reference_answer": True}
 

@@ -29,7 +29,7 @@ from .assignments import (
 )
 from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
 from .models import Assignment, Label, Project
-from .projects import project_role_set
+from .projects import project_role_set, project_settings_update, settings_clean
 from .reviews import review_complete, review_decision_record
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
 
@@ -333,6 +333,20 @@ def project_reopen(request, slug: str, assignment_id: int):
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
     return redirect("project-assignments", slug=slug)
+
+
+@login_required
+@require_POST
+def project_guidelines_update(request, slug: str):
+    """A manager sets the project's instructions for annotators (Markdown; audited)."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    try:
+        settings = settings_clean({"guidelines": request.POST.get("guidelines", "").replace("\r\n", "\n")})
+        project_settings_update(project=project, settings=settings, by=request.user, source="project page")
+        messages.success(request, "Guidelines saved.")
+    except (ValueError, ValidationError) as exc:
+        messages.error(request, str(exc))
+    return redirect(reverse("project-detail", args=[project.slug]) + "#project-guidelines")
 
 
 @login_required

@@ -329,6 +329,8 @@ MATRIX: list[Url] = [
         data=lambda h, t: {"reason": "a second look"}, changes=True, variants=ALL),
     Url("project-role-update", slug, "manage", get=None, post=302, data=lambda h, t: {"username": "nobody", "role": "manager"},
         changes=True),
+    Url("project-guidelines-update", slug, "manage", get=None, post=302, data=lambda h, t: {"guidelines": "Read twice."},
+        changes=True),
     Url("qc-page", slug, "manage"),
     Url("qc-screen", slug, "manage", get=None, post=302, changes=True,
         data=lambda h, t: {"source": f"cohort:{t.cohort_name}", "models": ["model-a"], "threshold": "50"}),

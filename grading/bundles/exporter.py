@@ -403,6 +403,7 @@ def _project_spec(project: Project) -> dict:
         "low_agreement_threshold": project.low_agreement_threshold,
         "show_reference_answer": project.show_reference_answer,
         "hide_rater_names": project.hide_rater_names,
+        **({"guidelines": project.guidelines} if project.guidelines else {}),
         "rubric": [criterion_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
         "cohorts": [{"name": name} for name in Cohort.objects.filter(project=project).values_list("name", flat=True)],

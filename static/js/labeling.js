@@ -274,7 +274,7 @@
     return true;
   }
 
-  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
+  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "g", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
   function isTyping(key) {  // a printable key that is no shortcut of this row: the annotator is writing text
     if (key.length !== 1 || SHORTCUT_KEYS.has(key) || key === " ") return false;
     const form = focusedId && document.getElementById(focusedId);
@@ -329,6 +329,13 @@
         break;
       }
       case "q": attach(focusedId); break;
+      case "g": {
+        const guide = document.getElementById("guidelines");
+        if (!guide) return;
+        guide.open = !guide.open;
+        if (guide.open) guide.scrollIntoView({ block: "nearest" });
+        break;
+      }
       case "Enter": trySubmit(); break;
       default:
         if (readOnly) return;

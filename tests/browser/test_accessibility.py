@@ -18,9 +18,10 @@ from tests.browser.test_checker import _label_and_submit
 def dual(transactional_db):
     """Two annotators of one cohort submitted the first response (a review item for chk1); a1's
     other items are open; criterion 1 of each case needs a quote when met."""
-    from annotation.models import Assignment
+    from annotation.models import Assignment, Project
 
     study = build_study(slug="access", n_cases=2, n_criteria=2, overlap=2, annotators=(("a1", "a2"),), min_evidence=1)
+    Project.objects.filter(pk=study.project.pk).update(guidelines="Read the **whole** response first.")
     response = first_assignment("a1").response
     for username in ("a1", "a2"):
         assignment = Assignment.objects.get(response=response, annotator__username=username)
@@ -46,6 +47,8 @@ def test_the_annotator_pages_have_no_serious_violation(page, login, dual):
     page.keyboard.press("y")  # criterion 1 met without its quote: the list of missing quotes appears
     expect(page.locator("#evidence-missing")).to_be_visible()
     assert axe_violations(page) == []
+    page.keyboard.press("g")  # the project's guidelines open above the rubric
+    expect(page.locator("#guidelines")).to_have_attribute("open", "")
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_visible()
     assert axe_violations(page) == []
