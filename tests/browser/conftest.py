@@ -41,7 +41,14 @@ def page(browser, live_server):
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page
-    context.close()
+    # Leave the page first and give the live server a moment: a page that is left sends its last
+    # requests (the labeling page's active-time beacon), and one still being served when the
+    # test's database is flushed deadlocks with the flush on PostgreSQL.
+    try:
+        page.goto("about:blank")
+        page.wait_for_timeout(300)
+    finally:
+        context.close()
 
 
 @pytest.fixture
