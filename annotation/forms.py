@@ -3,6 +3,7 @@ from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
 from .decisions import VERDICTS, DecisionError, choice_parse
+from .services import BATCH_MAX
 
 MAX_RATIONALE = 5000
 
@@ -30,9 +31,6 @@ class LabelSaveForm(forms.Form):
         }
 
 
-BATCH_ITEMS_MAX = 200
-
-
 def label_batch_parse(raw: str) -> list[tuple[int, dict]]:
     """The labeling page's batch of piled-up clicks (a JSON list of criterion rows' fields, each
     with its ``criterion``) as (criterion id, ``label_record`` keyword arguments) pairs, each
@@ -43,8 +41,8 @@ def label_batch_parse(raw: str) -> list[tuple[int, dict]]:
         items = json.loads(raw or "")
     except ValueError:
         raise forms.ValidationError("the batch is not JSON") from None
-    if not isinstance(items, list) or not items or len(items) > BATCH_ITEMS_MAX:
-        raise forms.ValidationError(f"the batch must be a list of 1 to {BATCH_ITEMS_MAX} saves")
+    if not isinstance(items, list) or not items or len(items) > BATCH_MAX:
+        raise forms.ValidationError(f"the batch must be a list of 1 to {BATCH_MAX} saves")
     parsed = []
     for index, item in enumerate(items):
         criterion = item.get("criterion") if isinstance(item, dict) else None

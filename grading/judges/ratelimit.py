@@ -23,7 +23,6 @@ read and written under an exclusive ``fcntl`` lock, so every process on the mach
 import fcntl
 import hashlib
 import os
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -161,8 +160,6 @@ class EndpointLimiter:
             if limits.requests_per_minute else None
         self.tokens = self._limiter("tokens", Rate(limits.tokens_per_minute, Duration.MINUTE)) \
             if limits.tokens_per_minute else None
-        self._lock = threading.Lock()
-        self.waited_seconds = 0.0
 
     def _limiter(self, kind: str, rate: Rate) -> Limiter:
         name = f"{self.endpoint}-{kind}"
@@ -180,10 +177,7 @@ class EndpointLimiter:
             self.requests.try_acquire(self.endpoint)
         if self.tokens is not None:
             self.tokens.try_acquire(self.endpoint, weight=min(tokens, self.limits.tokens_per_minute))
-        waited = time.monotonic() - started
-        with self._lock:
-            self.waited_seconds += waited
-        return waited
+        return time.monotonic() - started
 
     def close(self) -> None:
         if self._redis is not None:
