@@ -8,6 +8,7 @@ opens its own); ``result()`` waits for the child and returns what ``work`` retur
 dict), or raises ``ForkedError`` with the child's error. The child never runs the parent's exit
 handlers, and it closes its own connections before it ends.
 """
+import gc
 import os
 import signal
 import traceback
@@ -33,6 +34,9 @@ class Forked:
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: do the work, send the result down the pipe, end without cleanup
+            # Everything inherited is the parent's: out of the cycle collector's sight, so no
+            # finalizer of a parent's object (a database connection's, say) ever runs here.
+            gc.freeze()
             os.close(read)
             status = 1
             try:
