@@ -3,10 +3,20 @@
 ``fork_allowed()`` says whether the current database connection may be shared that way: not
 inside a transaction (a child would not see its rows, nor its snapshot), not an in-memory SQLite
 database (a child could not open it), and only where ``os.fork`` exists. ``Forked(work)`` runs
-``work()`` in a child process after every connection of the parent is closed (each process then
-opens its own); ``result()`` waits for the child and returns what ``work`` returned (a JSON-able
-dict), or raises ``ForkedError`` with the child's error. The child never runs the parent's exit
-handlers, and it closes its own connections before it ends.
+``work()`` in a child process after the parent's connections are closed; ``result()`` waits for
+the child and returns what ``work`` returned (a JSON-able dict), or raises ``ForkedError`` with the
+child's error. The child never runs the parent's exit handlers, and it closes its own connections
+before it ends.
+
+The child never talks over a connection it inherited: ``close_all`` closes only the connections
+the parent sees from where it stands, and Django keeps a thread's connections in two places (plain
+thread-local storage, and a context variable while an event loop runs in the thread). A parent
+that has both (a test process driving Playwright sets an event loop in its main thread; its
+earlier connection stays open in the other place) would otherwise hand that open socket to every
+child, which then read each other's rows and end each other's session. So the child starts from
+an empty set of connections and opens its own; the inherited ones are kept referenced, never
+closed or finalized there (that would end the parent's session), until the child leaves by
+``os._exit``.
 """
 import gc
 import os
@@ -15,7 +25,10 @@ import traceback
 from collections.abc import Callable
 
 import orjson
+from asgiref.local import Local
 from django.db import connection, connections
+
+_INHERITED = []  # a child's inherited connection storage, kept alive until the child ends
 
 
 class ForkedError(RuntimeError):
@@ -37,6 +50,7 @@ class Forked:
             # Everything inherited is the parent's: out of the cycle collector's sight, so no
             # finalizer of a parent's object (a database connection's, say) ever runs here.
             gc.freeze()
+            _forget_inherited_connections()
             os.close(read)
             status = 1
             try:
@@ -74,3 +88,9 @@ class Forked:
         os.close(self._read)
         os.waitpid(self.pid, 0)
         self._reaped = True
+
+
+def _forget_inherited_connections() -> None:
+    """In a child: every alias opens a new connection on first use (see the module's docstring)."""
+    _INHERITED.append(connections._connections)
+    connections._connections = Local(connections.thread_critical)

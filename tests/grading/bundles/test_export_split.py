@@ -116,3 +116,28 @@ def test_the_cycle_collector_runs_per_chunk_and_is_restored_even_after_a_failure
     with pytest.raises(OSError, match="disk full"):
         gold_export(project=split_project, out_dir=tmp_path / "failed")
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_process_never_talks_over_a_connection_it_inherited(monkeypatch):
+    """A connection the parent left open (Django keeps a thread's connections in two places, and
+    ``close_all`` reaches only one: a test process driving Playwright has both) is never used by
+    the child, which opens its own, nor ended by it: the parent's session goes on."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs a server with backend ids: run with DATABASE_URL=postgres://...")
+    from django.db import connections
+
+    from evalsite.forking import Forked
+
+    def backend() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return cursor.fetchone()[0]
+
+    parent = backend()
+    monkeypatch.setattr(connections, "close_all", lambda: None)  # the connection the parent could not reach
+    children = [Forked(lambda: {"backend": backend(), "projects": Project.objects.count()}) for _ in range(2)]
+    seen = [child.result() for child in children]
+    assert parent not in {s["backend"] for s in seen}
+    assert len({s["backend"] for s in seen}) == 2
+    assert backend() == parent and Project.objects.count() == seen[0]["projects"]
