@@ -11,6 +11,7 @@ from django.http import Http404
 from ..decisions import quotes_missing
 from ..markdown import quote_in_response
 from ..models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
+from ..sentences import sentence_bank
 
 OPEN_STATUSES = (Assignment.OPEN, Assignment.IN_PROGRESS)
 
@@ -318,4 +319,5 @@ def labeling_page_data(*, assignment: Assignment) -> dict:
         "queue_position": ids.index(assignment.pk) + 1,
         "queue_length": len(ids),
         "next_assignment_id": following[0] if following else None,
+        "sentences": sentence_bank(assignment.response.text),
     }

@@ -6,9 +6,10 @@
  * revision the previous one returned; a save that fails (network error, timeout, 5xx, expired
  * session) stays first in the queue, is shown on its row and is retried with backoff until the
  * server has it: nothing is dropped silently.
- * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, Enter, ?; decision keys never act on
- * a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes taken
- * from the selected response text, and active-time reporting (time with the tab visible and in
+ * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, g, s, [ ] { }, Enter, ?; decision keys
+ * never act on a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes
+ * taken from the selected response text or from the sentence bank by keyboard, and active-time
+ * reporting (time with the tab visible and in
  * use, not wall time).
  */
 (function () {
@@ -274,7 +275,7 @@
     return true;
   }
 
-  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "g", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
+  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "g", "s", "[", "]", "{", "}", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
   function isTyping(key) {  // a printable key that is no shortcut of this row: the annotator is writing text
     if (key.length !== 1 || SHORTCUT_KEYS.has(key) || key === " ") return false;
     const form = focusedId && document.getElementById(focusedId);
@@ -328,7 +329,15 @@
         area.focus();
         break;
       }
-      case "q": attach(focusedId); break;
+      case "q":
+        if (bank && bank.open && cursor) attachSentences(focusedId);
+        else attach(focusedId);
+        break;
+      case "s": toggleBank(); break;
+      case "]": moveSentence(1, false); break;
+      case "[": moveSentence(-1, false); break;
+      case "}": moveSentence(1, true); break;
+      case "{": moveSentence(-1, true); break;
       case "g": {
         const guide = document.getElementById("guidelines");
         if (!guide) return;
@@ -421,6 +430,83 @@
     enqueue(rowId, { evidence_add: quote });
     quote = "";
     document.getElementById("selection-bar").hidden = true;
+  }
+
+  /* evidence by keyboard: the sentence bank (numbered sentences of the response, from the
+   * server's ``sentence_bank``). A cursor (anchor and head sentence ids) moves with ] and [, widens
+   * with } and {; q quotes the raw response text from the first sentence of the range to the end
+   * of the last, which the server verifies like any other quote. */
+  const bank = document.getElementById("sentence-bank");
+  let cursor = null;
+  let rawChars = null;
+  const sentenceItems = () => Array.from(document.querySelectorAll("#sentences li"));
+  function sentenceRange() {
+    return cursor ? [Math.min(cursor.anchor, cursor.head), Math.max(cursor.anchor, cursor.head)] : [0, -1];
+  }
+  function showCursor() {
+    const [lo, hi] = sentenceRange();
+    sentenceItems().forEach((li) => {
+      const id = Number(li.dataset.sid);
+      li.classList.toggle("in-range", id >= lo && id <= hi);
+      li.classList.toggle("cursor", !!cursor && id === cursor.head);
+      if (cursor && id === cursor.head) li.setAttribute("aria-current", "true");
+      else li.removeAttribute("aria-current");
+    });
+    if (!cursor) return;
+    const head = document.getElementById("sent-" + cursor.head);
+    if (head) head.scrollIntoView({ block: "nearest" });
+    const row = focusedId && document.getElementById(focusedId);
+    const where = lo === hi ? "Sentence " + lo : "Sentences " + lo + "–" + hi;
+    hint(where + " of " + sentenceItems().length + (readOnly ? "." : " — q quotes " + (lo === hi ? "it" : "them") + " into criterion "
+      + (row ? row.querySelector(".crit-num").textContent : "(choose one with j / k)") + "."));
+  }
+  function moveSentence(delta, widen) {
+    const n = sentenceItems().length;
+    if (!bank || !n) return;
+    bank.open = true;
+    if (!cursor) {
+      const first = delta < 0 ? n : 1;
+      cursor = { anchor: first, head: first };
+    } else {
+      const head = Math.max(1, Math.min(n, cursor.head + delta));
+      cursor = { anchor: widen ? cursor.anchor : head, head: head };
+    }
+    showCursor();
+  }
+  function toggleBank() {
+    if (!bank) return;
+    bank.open = !bank.open;
+    if (bank.open && !cursor) moveSentence(0, false);
+    else if (bank.open) showCursor();
+    else hint("");
+  }
+  function sentencesQuote() {
+    const [lo, hi] = sentenceRange();
+    const first = document.getElementById("sent-" + lo);
+    const last = document.getElementById("sent-" + hi);
+    if (!first || !last) return "";
+    if (!rawChars) rawChars = Array.from(JSON.parse(document.getElementById("response-raw").textContent));
+    return rawChars.slice(Number(first.dataset.from), Number(last.dataset.to)).join("").replace(/\s+/g, " ").trim();
+  }
+  function attachSentences(rowId) {
+    const form = rowId && document.getElementById(rowId);
+    const text = sentencesQuote();
+    if (!form || !text || readOnly) return;
+    enqueue(rowId, { evidence_add: text });
+    const [lo, hi] = sentenceRange();
+    hint((lo === hi ? "Sentence " + lo : "Sentences " + lo + "–" + hi) + " quoted into criterion "
+      + form.querySelector(".crit-num").textContent + ".");
+  }
+  if (bank) {
+    bank.addEventListener("click", (e) => {
+      const li = e.target.closest("#sentences li");
+      const selection = document.getSelection();
+      if (!li || (selection && !selection.isCollapsed)) return;
+      const id = Number(li.dataset.sid);
+      cursor = e.shiftKey && cursor ? { anchor: cursor.anchor, head: id } : { anchor: id, head: id };
+      showCursor();
+    });
+    bank.addEventListener("toggle", () => { if (bank.open && !cursor) moveSentence(0, false); });
   }
 
   /* active time: visible, focused and touched within the last minute */

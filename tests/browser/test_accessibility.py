@@ -49,6 +49,10 @@ def test_the_annotator_pages_have_no_serious_violation(page, login, dual):
     assert axe_violations(page) == []
     page.keyboard.press("g")  # the project's guidelines open above the rubric
     expect(page.locator("#guidelines")).to_have_attribute("open", "")
+    page.keyboard.press("s")  # the sentence bank, with its cursor and a range
+    page.keyboard.press("}")
+    expect(page.locator("#sentence-bank li[aria-current]")).to_have_count(1)
+    assert axe_violations(page) == []
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_visible()
     assert axe_violations(page) == []
