@@ -114,6 +114,9 @@ class Criterion(models.Model):
     options = models.JSONField(default=list, blank=True, help_text='[{"label", "value", "na"}]')
     tags = models.JSONField(default=list, blank=True)
     min_evidence = models.PositiveSmallIntegerField(default=0)
+    guidance = models.TextField(blank=True, default="", db_default="",
+                                help_text="How to apply the criterion, for annotators (Markdown). Not part of the "
+                                          "rubric version: editing it changes no criterion's meaning.")
 
     class Meta:
         ordering = ["project", "case", "position"]

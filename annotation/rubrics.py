@@ -19,7 +19,8 @@ from django.utils import timezone
 from evalsite.fastinsert import insert_rows
 
 from .models import Case, Criterion, Project, RubricVersion
-from .specs import FieldError, criterion_canonical, criterion_clean
+from .projects import audit_record
+from .specs import FieldError, criterion_canonical, criterion_clean, criterion_guidance
 
 CRITERION_FIELDS = ("criterion_id", "text", "kind", "weight", "options", "tags", "min_evidence")
 
@@ -46,6 +47,14 @@ def criterion_spec(criterion: Criterion) -> dict:
             "min_evidence": criterion.min_evidence,
         }
     )
+
+
+def criterion_bundle_spec(criterion: Criterion) -> dict:
+    """A stored criterion as a bundle writes it: its spec and, when it has one, its guidance."""
+    spec = criterion_spec(criterion)
+    if criterion.guidance:
+        spec["guidance"] = criterion.guidance
+    return spec
 
 
 def rubric_hash(specs: Iterable[dict]) -> str:
@@ -106,6 +115,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
             changed_scopes.append((len(results) - 1, case, canonical, digest))
     if not changed_scopes:
         case_rubric_versions_sync(project=project)  # cases added since the last freeze
+        _guidance_apply(project=project, scopes=scopes)
         return results  # type: ignore[return-value]
     existing = {c.external_id: c for c in Criterion.objects.filter(project=project)}
     _refuse_retiring_used_criteria(changed_scopes=changed_scopes, current=current, existing=existing)
@@ -183,7 +193,36 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
             batch_size=2000,
         )
     case_rubric_versions_sync(project=project)
+    _guidance_apply(project=project, scopes=scopes)
     return results  # type: ignore[return-value]
+
+
+def _guidance_apply(*, project: Project, scopes) -> None:
+    """The guidance the specs give (``specs.criterion_guidance``; a spec without the key leaves
+    the stored guidance as it is) written to their criteria, outside the rubric versions."""
+    wanted = {spec["criterion_id"]: spec["guidance"] for _, specs in scopes for spec in specs
+              if isinstance(spec, dict) and isinstance(spec.get("guidance"), str)}
+    if not wanted:
+        return
+    changed = [Criterion(pk=pk, guidance=wanted[ext]) for pk, ext, guidance in
+               Criterion.objects.filter(project=project).order_by().values_list("pk", "external_id", "guidance")
+               if ext in wanted and wanted[ext] != guidance]
+    Criterion.objects.bulk_update(changed, ["guidance"], batch_size=2000)
+
+
+def criterion_guidance_update(*, criterion: Criterion, guidance: str, by=None, source: str = "") -> bool:
+    """A manager's new guidance for one criterion (checked like a bundle's, audited); returns
+    whether it changed. The criterion's rubric version stays as it is."""
+    text = criterion_guidance({"guidance": guidance}) or ""
+    if text == criterion.guidance:
+        return False
+    with transaction.atomic():
+        before = criterion.guidance
+        criterion.guidance = text
+        criterion.save(update_fields=["guidance"])
+        audit_record(project=criterion.project, actor=by, action="guidance", target=criterion.external_id,
+                     before={"guidance": before}, after={"guidance": text}, note=source)
+    return True
 
 
 def _refuse_retiring_used_criteria(*, changed_scopes, current: dict, existing: dict) -> None:

@@ -87,9 +87,10 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
     check_keys(
         obj,
         required=("criterion_id", "text"),
-        optional=("kind", "weight", "options", "tags", "min_evidence"),
+        optional=("kind", "weight", "options", "tags", "min_evidence", "guidance"),
         prefix=prefix,
     )
+    criterion_guidance(obj, prefix=prefix)
     kind = choice(obj, "kind", (Criterion.BINARY, Criterion.ORDINAL, Criterion.NOMINAL), prefix=prefix, default="binary")
     options = obj.get("options") or []
     if not isinstance(options, list):
@@ -124,6 +125,23 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
         "tags": string_list(obj, "tags", prefix=prefix),
         "min_evidence": integer(obj, "min_evidence", prefix=prefix, default=0, maximum=SMALLINT_MAX),
     })
+
+
+GUIDANCE_MAX = 20_000
+
+
+def criterion_guidance(obj: dict, *, prefix: str = "") -> str | None:
+    """A criterion spec's ``guidance`` for annotators (Markdown), checked; None when it has none.
+    Guidance is not in the canonical form: it explains how to apply a criterion without changing
+    what the criterion means, so editing it makes no new rubric version."""
+    if "guidance" not in obj:
+        return None
+    text = obj["guidance"]
+    if not isinstance(text, str):
+        raise FieldError(prefix + "guidance", f"field {prefix + 'guidance'!r} must be a string")
+    if len(text) > GUIDANCE_MAX:
+        raise FieldError(prefix + "guidance", f"field {prefix + 'guidance'!r} may hold at most {GUIDANCE_MAX:,} characters")
+    return text
 
 
 def criterion_canonical(spec: dict) -> dict:

@@ -7,6 +7,8 @@ small htmx POSTs answered with the one criterion row (or its state) plus the pro
 out of band; errors are rendered into the row with status 200 (htmx 2 does not swap 4xx).
 Without JavaScript the same forms post normally and redirect back to the page.
 """
+from urllib.parse import quote
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -28,10 +30,12 @@ from .assignments import (
     project_assign,
 )
 from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
-from .models import Assignment, Label, Project
+from .models import Assignment, Case, Criterion, Label, Project
 from .projects import project_role_set, project_settings_update, settings_clean
 from .reviews import review_complete, review_decision_record
+from .rubrics import criterion_guidance_update
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
+from .specs import GUIDANCE_MAX, FieldError
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -347,6 +351,36 @@ def project_guidelines_update(request, slug: str):
     except (ValueError, ValidationError) as exc:
         messages.error(request, str(exc))
     return redirect(reverse("project-detail", args=[project.slug]) + "#project-guidelines")
+
+
+@login_required
+def project_guidance(request, slug: str):
+    """A manager writes each criterion's guidance for annotators (Markdown; audited; no new
+    rubric version): the project rubric's criteria, or with ``?case=ID`` that case's."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    case_id = (request.GET.get("case") or "").strip()
+    if request.method == "POST":
+        criterion = get_object_or_404(Criterion, project=project, pk=request.POST.get("criterion") or 0)
+        try:
+            changed = criterion_guidance_update(criterion=criterion, guidance=request.POST.get("guidance", "").replace("\r\n", "\n"),
+                                                by=request.user, source="guidance page")
+            messages.success(request, f"Guidance of {criterion.external_id} saved." if changed else "Nothing changed.")
+        except FieldError as exc:
+            messages.error(request, f"{criterion.external_id}: {exc.message}")
+        query = f"?case={quote(case_id)}" if case_id else ""
+        return redirect(reverse("project-guidance", args=[project.slug]) + query + f"#guidance-{criterion.pk}")
+    case, criteria = None, Criterion.objects.filter(project=project, case__isnull=True, rubric_version__is_current=True)
+    if case_id:
+        case = Case.objects.filter(project=project, external_id=case_id).first()
+        if case is None:
+            messages.error(request, f"No case {case_id!r} in this project.")
+            criteria = Criterion.objects.none()
+        else:
+            criteria = Criterion.objects.filter(project=project, rubric_version_id=case.rubric_version_id)
+    return render(request, "annotation/project_guidance.html", {
+        "project": project, "case": case, "case_id": case_id, "criteria": criteria.order_by("position", "pk"),
+        "guidance_max": GUIDANCE_MAX,
+    })
 
 
 @login_required

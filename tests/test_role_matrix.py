@@ -331,6 +331,8 @@ MATRIX: list[Url] = [
         changes=True),
     Url("project-guidelines-update", slug, "manage", get=None, post=302, data=lambda h, t: {"guidelines": "Read twice."},
         changes=True),
+    Url("project-guidance", slug, "manage", post=302, data=lambda h, t: {"criterion": t.criterion, "guidance": "Look twice."},
+        changes=True),
     Url("qc-page", slug, "manage"),
     Url("qc-screen", slug, "manage", get=None, post=302, changes=True,
         data=lambda h, t: {"source": f"cohort:{t.cohort_name}", "models": ["model-a"], "threshold": "50"}),

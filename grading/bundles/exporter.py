@@ -29,7 +29,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
-from annotation.rubrics import criterion_spec
+from annotation.rubrics import criterion_bundle_spec
 from evalsite.forking import Forked, fork_allowed
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
@@ -131,6 +131,13 @@ class _Export:
         criteria_by_case = {case_id: json_list(content) for case_id, content in cursor_rows(
             RubricVersion.objects.filter(project=self.project, is_current=True, case__isnull=False)
             .values_list("case_id", "content"))}
+        guidance = dict(Criterion.objects.filter(project=self.project, case__isnull=False).exclude(guidance="")
+                        .order_by().values_list("external_id", "guidance"))
+        if guidance:  # kept on the criteria, outside the frozen content (``specs.criterion_guidance``)
+            for criteria in criteria_by_case.values():
+                for spec in criteria:
+                    if spec["criterion_id"] in guidance:
+                        spec["guidance"] = guidance[spec["criterion_id"]]
         for case in Case.objects.filter(project=self.project).order_by("position", "pk").iterator(chunk_size=2000):
             if case.pk in self.excluded:
                 continue
@@ -404,7 +411,7 @@ def _project_spec(project: Project) -> dict:
         "show_reference_answer": project.show_reference_answer,
         "hide_rater_names": project.hide_rater_names,
         **({"guidelines": project.guidelines} if project.guidelines else {}),
-        "rubric": [criterion_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
+        "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
         "cohorts": [{"name": name} for name in Cohort.objects.filter(project=project).values_list("name", flat=True)],
         "judges": [

@@ -99,7 +99,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             if slug in Project.RESERVED_SLUGS:
                 raise v.FieldError("slug", f"slug {slug!r} is reserved (a page of the site has that address)")
             settings = _settings(data)
-            rubric = [v.criterion_clean(c, prefix=f"rubric[{i}].") for i, c in enumerate(data.get("rubric") or [])]
+            rubric = [v.criterion(c, prefix=f"rubric[{i}].") for i, c in enumerate(data.get("rubric") or [])]
             cohorts = data.get("cohorts") or []
             for i, cohort in enumerate(cohorts):
                 if not isinstance(cohort, dict):
@@ -273,7 +273,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
                 criteria = obj.get("criteria") or []
                 if not isinstance(criteria, list):
                     raise v.FieldError("criteria", "field 'criteria' must be a list")
-                specs = [v.criterion_clean(c, prefix=f"criteria[{i}].") for i, c in enumerate(criteria)]
+                specs = [v.criterion(c, prefix=f"criteria[{i}].") for i, c in enumerate(criteria)]
             except v.FieldError as exc:
                 self._fail(exc, "cases.jsonl", number)
             for i, spec in enumerate(specs):

@@ -13,6 +13,7 @@ from annotation.specs import (  # noqa: F401 - the importer's validators, re-exp
     check_keys,
     choice,
     criterion_clean,
+    criterion_guidance,
     integer,
     number,
     string,
@@ -20,6 +21,16 @@ from annotation.specs import (  # noqa: F401 - the importer's validators, re-exp
 )
 
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
+
+
+def criterion(obj: object, *, prefix: str) -> dict:
+    """A bundle's criterion: ``criterion_clean``'s canonical form, plus ``guidance`` when given
+    (kept outside the rubric version's hash; ``rubrics_freeze`` stores it on the criterion)."""
+    spec = criterion_clean(obj, prefix=prefix)
+    guidance = criterion_guidance(obj, prefix=prefix)
+    if guidance is not None:
+        spec["guidance"] = guidance
+    return spec
 
 
 def metadata(obj: object) -> dict:

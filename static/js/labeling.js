@@ -6,7 +6,7 @@
  * revision the previous one returned; a save that fails (network error, timeout, 5xx, expired
  * session) stays first in the queue, is shown on its row and is retried with backoff until the
  * server has it: nothing is dropped silently.
- * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, g, s, [ ] { }, Enter, ?; decision keys
+ * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, g, i, s, [ ] { }, Enter, ?; decision keys
  * never act on a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes
  * taken from the selected response text or from the sentence bank by keyboard, and active-time
  * reporting (time with the tab visible and in
@@ -46,6 +46,22 @@
     e.detail.headers["X-CSRFToken"] = token;
     delete e.detail.parameters.csrfmiddlewaretoken;
   });
+
+  /* A criterion's guidance stays open across the saves that re-render its row. */
+  const openGuidance = new Set();
+  document.addEventListener("toggle", (e) => {
+    if (!e.target.matches || !e.target.matches("details[data-guidance]")) return;
+    const row = e.target.closest("form.crit");
+    if (row && e.target.open) openGuidance.add(row.id);
+    else if (row) openGuidance.delete(row.id);
+  }, true);
+  function reopenGuidance() {
+    openGuidance.forEach((id) => {
+      const guide = document.querySelector("#" + id + " details[data-guidance]");
+      if (guide && !guide.open) guide.open = true;
+    });
+  }
+  document.body.addEventListener("htmx:afterSettle", reopenGuidance);
 
   const rows = () => Array.from(document.querySelectorAll("#rubric form.crit"));
   function cookie(name) {
@@ -156,6 +172,7 @@
         const old = document.getElementById(fresh.id);
         if (old) { old.replaceWith(fresh); htmx.process(fresh); }
       });
+      reopenGuidance();
     } finally {
       clearTimeout(timer);
     }
@@ -275,7 +292,7 @@
     return true;
   }
 
-  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "g", "s", "[", "]", "{", "}", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
+  const SHORTCUT_KEYS = new Set(["j", "k", "e", "q", "g", "i", "s", "[", "]", "{", "}", "?", "Enter", "Escape", "ArrowDown", "ArrowUp"]);
   function isTyping(key) {  // a printable key that is no shortcut of this row: the annotator is writing text
     if (key.length !== 1 || SHORTCUT_KEYS.has(key) || key === " ") return false;
     const form = focusedId && document.getElementById(focusedId);
@@ -334,6 +351,15 @@
         else attach(focusedId);
         break;
       case "s": toggleBank(); break;
+      case "i": {
+        if (!focusedId) move(0);
+        const row = document.getElementById(focusedId);
+        const guide = row && row.querySelector("details[data-guidance]");
+        if (!guide) { hint("Criterion " + (row ? row.querySelector(".crit-num").textContent : "") + " has no guidance."); break; }
+        guide.open = !guide.open;
+        if (guide.open) guide.scrollIntoView({ block: "nearest" });
+        break;
+      }
       case "]": moveSentence(1, false); break;
       case "[": moveSentence(-1, false); break;
       case "}": moveSentence(1, true); break;

@@ -41,6 +41,9 @@ def test_the_check_finds_planted_violations(page, login, dual):
 
 
 def test_the_annotator_pages_have_no_serious_violation(page, login, dual):
+    from annotation.models import Criterion
+
+    Criterion.objects.filter(project__slug="access", position=1).update(guidance="Met only if the **dose** is named.")
     login("a1", PASSWORD)
     assert axe_violations(page) == []  # My work
     page.goto("/work/next/")
@@ -49,6 +52,9 @@ def test_the_annotator_pages_have_no_serious_violation(page, login, dual):
     assert axe_violations(page) == []
     page.keyboard.press("g")  # the project's guidelines open above the rubric
     expect(page.locator("#guidelines")).to_have_attribute("open", "")
+    page.keyboard.press("j")
+    page.keyboard.press("i")  # criterion 2's guidance
+    expect(page.locator("details[data-guidance][open]")).to_have_count(1)
     page.keyboard.press("s")  # the sentence bank, with its cursor and a range
     page.keyboard.press("}")
     expect(page.locator("#sentence-bank li[aria-current]")).to_have_count(1)

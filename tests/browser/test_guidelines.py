@@ -1,6 +1,9 @@
-"""Project guidelines in Chromium (issue 12, point 4, the project part): a manager writes them on
-the project page; the annotator opens and closes them with g above the rubric (not while typing),
-rendered and sanitized. Screenshot: var/screenshots/guidelines.png."""
+"""Guidelines in Chromium (issue 12, point 4): a manager writes the project's on the project page;
+the annotator opens and closes them with g above the rubric (not while typing), rendered and
+sanitized; a criterion's guidance shows on hover, opens with i on the selected criterion or with
+Enter on its focused summary, and stays open across the saves that re-render its row.
+Screenshot: var/screenshots/guidelines.png."""
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -40,3 +43,35 @@ def test_a_manager_writes_guidelines_and_an_annotator_reads_them_with_g(page, lo
     page.keyboard.press("Escape")
     page.keyboard.press("g")
     expect(guide).not_to_have_attribute("open", "")
+
+
+def test_an_annotator_opens_a_criterions_guidance_with_i_and_it_stays_open_while_deciding(page, login, transactional_db):
+    from annotation.models import Criterion
+
+    build_study(slug="howto", n_cases=1, n_criteria=2, annotators=(("a1",),))
+    Criterion.objects.filter(external_id="howto-c0-1").update(guidance="Met only if the **dose** is named.")
+    login("a1", PASSWORD)
+    page.goto("/work/next/")
+    rows = page.locator("#rubric form.crit")
+    guide = rows.nth(1).locator("details[data-guidance]")
+    expect(rows.nth(0).locator("details[data-guidance]")).to_have_count(0)
+    expect(guide.locator("summary")).to_have_attribute("title", "Met only if the **dose** is named.")  # on hover
+    page.keyboard.press("i")  # criterion 1 is selected and has none
+    expect(page.locator("#key-hint")).to_have_text("Criterion 1 has no guidance.")
+    page.keyboard.press("j")
+    page.keyboard.press("i")
+    expect(guide).to_have_attribute("open", "")
+    expect(guide.locator("strong")).to_have_text("dose")
+    page.keyboard.press("y")  # the decision re-renders the row: the guidance stays open
+    expect(page.locator("#pending-saves")).to_have_text("")
+    expect(rows.nth(1)).to_have_class(re.compile(r"(^|\s)decided(\s|$)"))
+    expect(rows.nth(1).locator("details[data-guidance]")).to_have_attribute("open", "")
+    page.keyboard.press("e")  # typing "i" in the rationale is a letter
+    page.keyboard.type("it is")
+    page.keyboard.press("Escape")
+    expect(rows.nth(1).locator("details[data-guidance]")).to_have_attribute("open", "")
+    page.keyboard.press("i")
+    expect(rows.nth(1).locator("details[data-guidance]")).not_to_have_attribute("open", "")
+    rows.nth(1).locator("details[data-guidance] summary").focus()  # reachable by Tab, opened by Enter
+    page.keyboard.press("Enter")
+    expect(rows.nth(1).locator("details[data-guidance]")).to_have_attribute("open", "")
