@@ -1,5 +1,7 @@
 """The annotation pages end to end through the test client: My work, labeling, saving through
 htmx, submit, review, and the researcher's assignment pages; plus query counts."""
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -38,7 +40,10 @@ def test_labeling_page_shows_case_response_rubric_and_hides_model(study, login_c
     html = login_client("a1").get(f"/work/{a.pk}/").content.decode()
     assert "chest pain" in html and "An ECG is needed" in html and "0 / 4 decided" in html
     assert "Tone fits the patient" in html and ">poor <kbd>1</kbd>" in html
-    assert "<script>alert" not in html and "onerror" not in html
+    # The hostile markup of the response is inert: sanitized in the rendered response, escaped
+    # text in the sentence bank.
+    assert "<script>alert" not in html and not re.search(r"<img[^>]*onerror", html)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
     for model in MODELS:
         assert model not in html
     assert a.response.external_id not in html
