@@ -38,6 +38,8 @@ judges      judge_fidelity(df, *, judge, references) -> dict[reference, BinaryAg
                                   value="value") -> MonteCarloStability
 bias        bias_matrix(df, *, judge="judge", target="target", score="score", judge_models=None) -> BiasMatrix
             consensus_deviation(scores) -> DataFrame; mean_score_matrix(df, ...) -> (means, counts)
+            monte_carlo_groups(df, *, keys, sample, score) -> DataFrame (keys, mu, sd, n_samples)
+            monte_carlo_cells(df, *, judge, target, sample, score) -> (mu, sd, n_samples)
             self_bias_attenuation(*, attributed, anonymized) -> float | None
             attenuation_by_judge(*, attributed, anonymized) -> dict[judge, float | None]
             human_llm_bias(judge_df, human_df, *, judge="judge", target="target", score="score") -> HumanLlmBias
@@ -115,6 +117,8 @@ _SOURCES = {
     "mean_score_matrix": "bias",
     "mf1_by_group": "agreement",
     "missing_outputs": "decisions",
+    "monte_carlo_cells": "bias",
+    "monte_carlo_groups": "bias",
     "monte_carlo_stability": "judges",
     "normalize_text": "alignment",
     "numeric_values": "decisions",
@@ -207,6 +211,8 @@ __all__ = [
     "length_score_correlation",
     "mean_score_matrix",
     "mf1_by_group",
+    "monte_carlo_cells",
+    "monte_carlo_groups",
     "monte_carlo_stability",
     "normalize_text",
     "ordinal_agreement",

@@ -2,7 +2,9 @@
 S[i][j] is the mean score judge i gives to responses of target model j. The
 consensus-deviation bias is Bias[i][j] = S[i][j] − mean over the other judges k ≠ i of
 S[k][j]; with m judges scoring target j this equals m/(m−1) · (S[i][j] − column mean),
-so every column sums to zero. Missing cells (a judge that never scored a target) stay
+so every column sums to zero (in the rubric's own points or on [0, 1]: the caller chooses the
+values; each cell also carries its Monte Carlo μ ± σ over the judge's samples,
+``monte_carlo_cells``). Missing cells (a judge that never scored a target) stay
 NaN: the consensus for the others is then the mean over the judges who did score j, so
 a column sums to zero over its present cells, and a column with fewer than two judges
 has no bias at all (NaN). Self-bias reads Bias[i][j] where judge i's model is target j.
@@ -58,6 +60,29 @@ def mean_score_matrix(df: pd.DataFrame, *, judge: str = "judge", target: str = "
     means = grouped.mean().unstack(target)
     counts = grouped.size().unstack(target).reindex_like(means).fillna(0).astype(np.int64)
     return means, counts
+
+
+def monte_carlo_groups(df: pd.DataFrame, *, keys: list[str], sample: str = "sample", score: str = "score") -> pd.DataFrame:
+    """Monte Carlo μ and σ of each ``keys`` group (SPEC §3): x_r = the mean score over the group's
+    items in sample r, μ = mean_r x_r, σ = sd_r x_r (ddof = 1; NaN with fewer than two samples).
+    Returns one row per group: the keys, ``mu``, ``sd``, ``n_samples``."""
+    _require(df, [*keys, sample, score])
+    rows = df[[*keys, sample, score]].dropna(subset=[score])
+    per_sample = rows.groupby([*keys, sample], sort=True, observed=True)[score].mean()
+    grouped = per_sample.groupby(level=list(range(len(keys))), sort=True, observed=True)
+    out = pd.DataFrame({"mu": grouped.mean(), "sd": grouped.std(ddof=1), "n_samples": grouped.size()})
+    return out.reset_index()
+
+
+def monte_carlo_cells(df: pd.DataFrame, *, judge: str = "judge", target: str = "target", sample: str = "sample",
+                      score: str = "score") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """``monte_carlo_groups`` of each (judge, target) cell as three judges × targets matrices:
+    μ, σ and the number of samples."""
+    groups = monte_carlo_groups(df, keys=[judge, target], sample=sample, score=score).set_index([judge, target])
+    mu = groups["mu"].unstack(target)
+    sd = groups["sd"].unstack(target).reindex_like(mu)
+    n = groups["n_samples"].unstack(target).reindex_like(mu).fillna(0).astype(np.int64)
+    return mu, sd, n
 
 
 def consensus_deviation(scores: pd.DataFrame) -> pd.DataFrame:

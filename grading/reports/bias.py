@@ -1,14 +1,28 @@
-"""Bias matrices of the judges of one condition (SPEC §3 "Consensus-deviation bias
-matrix", "Human-LLM bias matrix"; the ``bias_matrix`` command of SPEC §5).
+"""Bias and score matrices of the judges of one condition (SPEC §3 "Consensus-deviation bias
+matrix", "Human-LLM bias matrix"; the ``bias_matrix`` command of SPEC §5; issue 13, point 1).
 
-A judge's score for a target model is the mean decision value over the target's
-model-authored responses and their criteria (met = 1, not met = 0, option values on
-[0, 1]; cannot_assess and unresolved decisions have no value). Panels are ensembles,
-not judges with a model of their own, and are left out.
+A judge's score S[i][j] for a target model is the mean decision value over the target's
+model-authored responses and the chosen criteria, **in the rubric's own scale** by default
+(``scale="native"``: option values as written, e.g. points on 0–10; met 1 / not met 0) or on
+[0, 1] (``scale="unit"``, ``metrics.unit_scale``). Criteria of different scales are pooled only on
+[0, 1]: in the native scale, ``criterion="all"`` pools the criteria of the scale most of them
+share and names the others in ``warnings``; ``criterion=ID`` takes one criterion. Every cell also
+carries its Monte Carlo μ ± σ over the judge's samples (``metrics.monte_carlo_cells``) and its n.
+
+The human reference of the human–LLM matrix is, for a cohort, the mean of its experts' own
+values per item (``human="mean"``, the panel mean of the multi-evaluator paper; the annotators'
+labels, not the checker's) or the cohort decision (``human="decision"``); any other source
+gives its decisions. The expert panel's table gives, per target and criterion, the mean of the
+experts' means and their sd across experts. With fewer than three judges on a target the
+consensus deviation of two judges is a mirror image: ``warnings`` says so.
+
+Panels are ensembles, not judges with a model of their own, and are left out.
 """
+import numpy as np
 import pandas as pd
 
 from grading import metrics
+from grading.selectors import expert_label_rows, judge_sample_outputs
 from grading.sources import Source
 
 from ..models import Judge
@@ -16,18 +30,26 @@ from .inputs import ReportInputs, as_number
 from .scores import decision_values, unit_values
 
 CONDITIONS = (Judge.ATTRIBUTED, Judge.ANONYMIZED)
+SCALES = ("native", "unit")
+HUMAN_REFERENCES = ("mean", "decision")
+ALL = "all"
+PER_CRITERION_MAX = 40  # project-wide criteria broken down one by one (a case-specific rubric is pooled only)
 
 
-def scored_rows(*, inputs: ReportInputs, source) -> pd.DataFrame:
-    """target (source model), score (decision value on [0, 1]) of each decision with a value."""
-    own = inputs.for_source(source)
-    rows = decision_values(inputs.decisions(source), own.criteria)
-    responses = own.responses
+def scored_rows(*, inputs: ReportInputs, frame: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """target (source model), criterion_id, score, lo, hi of each model-authored row with a value;
+    ``frame`` is a decision frame (or judge outputs, or labels: any extra columns are kept)."""
+    rows = decision_values(frame, inputs.criteria)
+    for column in ("sample", "rater"):
+        if column in frame.columns:
+            rows[column] = frame[column].to_numpy()
+    responses = inputs.responses
     rows["target"] = rows["response"].map(responses["model"])
     rows["author_kind"] = rows["response"].map(responses["author_kind"])
-    rows["score"] = unit_values(rows)
+    rows["score"] = unit_values(rows) if scale == "unit" else rows["value"]
     rows = rows[(rows["author_kind"] == "model") & rows["score"].notna()]
-    return rows[["target", "score"]]
+    return rows.assign(lo=rows["min_value"] if scale == "native" else 0.0,
+                       hi=rows["max_value"] if scale == "native" else 1.0)
 
 
 def _matrix(frame: pd.DataFrame, judges: list[str], targets: list[str]) -> list[list]:
@@ -35,37 +57,178 @@ def _matrix(frame: pd.DataFrame, judges: list[str], targets: list[str]) -> list[
     return [[as_number(v) for v in row] for row in frame.to_numpy(dtype=float)]
 
 
-def bias_compute(*, inputs: ReportInputs, condition: str, reference=None) -> dict:
-    if condition not in CONDITIONS:
-        raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
-    judges = list(
-        Judge.objects.filter(project=inputs.project, condition=condition).exclude(backend="panel").order_by("name")
-    )
-    if not judges:
-        raise LookupError(f"project {inputs.project.slug!r} has no {condition} judges")
-    parts = []
-    for judge in judges:
-        source = Source(project=inputs.project, kind="judge", name=judge.name, obj=judge)
-        parts.append(scored_rows(inputs=inputs, source=source).assign(judge=judge.name))
-    df = pd.concat(parts, ignore_index=True)
-    result = metrics.bias_matrix(df, judge_models={j.name: j.model or j.name for j in judges})
-    names = [j.name for j in judges]
-    targets = sorted(result.scores.columns.astype(str))
-    out = {
-        "judges": names,
+class _Selection:
+    """The criteria one result pools: one criterion, or those sharing the most common scale."""
+
+    def __init__(self, *, inputs: ReportInputs, criterion: str, scale: str, present: pd.Index):
+        criteria = inputs.criteria
+        by_external = pd.Series(criteria.index, index=criteria["criterion_external_id"])
+        self.warnings: list[str] = []
+        if criterion != ALL:
+            if criterion not in by_external.index:
+                raise LookupError(f"project {inputs.project.slug!r} has no criterion {criterion!r}")
+            self.ids = {int(by_external[criterion])}
+        else:
+            self.ids = set(int(c) for c in present)
+        chosen = criteria.loc[sorted(self.ids)] if self.ids else criteria.iloc[:0]
+        ranges = list(zip(chosen["min_value"].where(chosen["kind"] != "binary", 0.0),
+                          chosen["max_value"].where(chosen["kind"] != "binary", 1.0)))
+        self.range = [0.0, 1.0]
+        if scale == "native" and ranges:
+            counts = pd.Series(ranges).value_counts(sort=False)
+            best = max(counts.index, key=lambda r: (counts[r], r[1] - r[0]))  # most criteria; ties: the wider scale (points)
+            left_out = [ext for ext, r in zip(chosen["criterion_external_id"], ranges) if r != best]
+            if left_out:
+                self.warnings.append(
+                    f"criteria on other scales than {_points(best)} are not pooled in the native scale "
+                    f"({len(left_out)}: {', '.join(sorted(map(str, left_out))[:5])}{' …' if len(left_out) > 5 else ''}); "
+                    "choose one with --criterion, or --scale unit to pool every criterion on [0, 1]")
+            self.ids = {int(c) for c, r in zip(chosen.index, ranges) if r == best}
+            self.range = [float(best[0]), float(best[1])]
+
+
+def _points(scale: tuple) -> str:
+    return f"{scale[0]:g}–{scale[1]:g}"
+
+
+def _cells(judge_rows: pd.DataFrame, sample_rows: pd.DataFrame, names: list[str], judge_models: dict) -> dict:
+    """S, n, bias, self-bias, μ, σ and the judges per target, from pooled rows of the selection."""
+    result = metrics.bias_matrix(judge_rows, judge_models=judge_models)
+    mu, sd, _ = metrics.monte_carlo_cells(sample_rows) if len(sample_rows) else (pd.DataFrame(),) * 3
+    targets = sorted(set(result.scores.columns.astype(str)) | set(mu.columns.astype(str)))
+    scored = result.scores.reindex(index=names, columns=targets).notna() | mu.reindex(index=names, columns=targets).notna()
+    n_judges = scored.sum(axis=0)
+    return {
         "targets": targets,
         "scores": _matrix(result.scores, names, targets),
         "bias": _matrix(result.bias, names, targets),
         "self_bias": {name: as_number(v) for name, v in result.self_bias.items()},
         "counts": [[int(v) for v in row] for row in result.counts.reindex(index=names, columns=targets).fillna(0).to_numpy()],
-        "judge_models": {j.name: j.model or j.name for j in judges},
+        "mu": _matrix(mu, names, targets),
+        "sd": _matrix(sd, names, targets),
+        "n_judges": {t: int(n_judges[t]) for t in targets},
     }
+
+
+def _few_judges(n_judges: dict) -> list[str]:
+    few = sorted(t for t, n in n_judges.items() if n < 3)
+    if not few:
+        return []
+    return [f"fewer than three judges score {', '.join(few)} (judges: {', '.join(str(n_judges[t]) for t in few)}): "
+            "with two judges the consensus deviation is a mirror image (Bias[1][j] = −Bias[2][j]), so self-bias there "
+            "says nothing about either judge"]
+
+
+def _human(inputs: ReportInputs, reference, *, human: str, scale: str, ids: set) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The reference's rows (target, criterion_id, score) per item and, for a cohort, its experts' rows."""
+    experts = None
+    if reference.kind == "cohort":
+        labels = expert_label_rows(cohort=reference.obj, criteria=inputs.criteria, response_ids=inputs.responses.index)
+        experts = scored_rows(inputs=inputs, frame=labels, scale=scale)
+        experts = experts[experts["criterion_id"].isin(ids)]
+    if human == "mean" and experts is not None:
+        items = experts.groupby(["response", "criterion_id", "target"], sort=False, observed=True)["score"].mean()
+        return items.reset_index(), experts
+    rows = scored_rows(inputs=inputs, frame=inputs.decisions(reference), scale=scale)
+    return rows[rows["criterion_id"].isin(ids)], experts
+
+
+def _panel(experts: pd.DataFrame, criteria: pd.DataFrame, ids: set, usernames: dict) -> dict:
+    """Per target and criterion (and over the selection): the mean of the experts' means and their
+    sd across experts (ddof = 1), with the number of experts."""
+    project_wide = [c for c in sorted(ids) if pd.isna(criteria.at[c, "case_id"])][:PER_CRITERION_MAX]
+    columns = [(ALL, experts)] + [(str(criteria.at[c, "criterion_external_id"]), experts[experts["criterion_id"] == c])
+                                  for c in project_wide]
+    targets = sorted(experts["target"].astype(str).unique())
+    out = {"targets": targets, "criteria": [name for name, _ in columns], "mean": [], "sd": [], "n_experts": []}
+    for target in targets:
+        means, sds, ns = [], [], []
+        for _, rows in columns:
+            per_expert = rows[rows["target"] == target].groupby("rater", sort=True)["score"].mean()
+            means.append(as_number(per_expert.mean()) if len(per_expert) else None)
+            sds.append(as_number(per_expert.std(ddof=1)) if len(per_expert) > 1 else None)
+            ns.append(int(len(per_expert)))
+        out["mean"].append(means)
+        out["sd"].append(sds)
+        out["n_experts"].append(ns)
+    out["experts"] = sorted(usernames.get(r, str(r)) for r in experts["rater"].unique())
+    return out
+
+
+def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale: str = "native", criterion: str = ALL,
+                 human: str = "mean") -> dict:
+    if condition not in CONDITIONS:
+        raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
+    if scale not in SCALES:
+        raise ValueError(f"unknown scale {scale!r}; use native or unit")
+    if human not in HUMAN_REFERENCES:
+        raise ValueError(f"unknown human reference {human!r}; use mean or decision")
+    judges = list(
+        Judge.objects.filter(project=inputs.project, condition=condition).exclude(backend="panel").order_by("name")
+    )
+    if not judges:
+        raise LookupError(f"project {inputs.project.slug!r} has no {condition} judges")
+    names = [j.name for j in judges]
+    judge_models = {j.name: j.model or j.name for j in judges}
+    decided, sampled = [], []
+    for judge in judges:
+        source = Source(project=inputs.project, kind="judge", name=judge.name, obj=judge)
+        decided.append(scored_rows(inputs=inputs, frame=inputs.decisions(source), scale=scale).assign(judge=judge.name))
+        outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria)
+        sampled.append(scored_rows(inputs=inputs, frame=outputs, scale=scale).assign(judge=judge.name))
+    decided_rows, sample_rows = pd.concat(decided, ignore_index=True), pd.concat(sampled, ignore_index=True)
+    present = pd.Index(pd.concat([decided_rows["criterion_id"], sample_rows["criterion_id"]]).unique())
+    selection = _Selection(inputs=inputs, criterion=criterion, scale=scale, present=present)
+    if not selection.ids:
+        raise LookupError(f"no {condition} judge has scored a model-authored response on the chosen criteria")
+    ids = selection.ids
+    chosen = decided_rows[decided_rows["criterion_id"].isin(ids)]
+    chosen_samples = sample_rows[sample_rows["criterion_id"].isin(ids)]
+    cells = _cells(chosen, chosen_samples, names, judge_models)
+    out = {
+        "judges": names,
+        **cells,
+        "judge_models": judge_models,
+        "samples": {name: int(chosen_samples.loc[chosen_samples["judge"] == name, "sample"].nunique()) for name in names},
+        "scale": scale,
+        "range": selection.range,
+        "criterion": criterion,
+        "n_criteria": len(ids),
+        "warnings": selection.warnings + _few_judges(cells["n_judges"]),
+    }
+    criteria = inputs.criteria
+    project_wide = [c for c in sorted(ids) if pd.isna(criteria.at[c, "case_id"])]
+    if criterion == ALL and 1 < len(ids) and project_wide:
+        out["per_criterion"] = {
+            str(criteria.at[c, "criterion_external_id"]): _cells(chosen[chosen["criterion_id"] == c],
+                                                               chosen_samples[chosen_samples["criterion_id"] == c], names,
+                                                               judge_models)
+            for c in project_wide[:PER_CRITERION_MAX]
+        }
     if reference is not None:
-        human = scored_rows(inputs=inputs, source=reference)
-        hum = metrics.human_llm_bias(df, human)
-        out["human_bias"] = _matrix(hum.matrix, names, targets)
-        out["mean_human_bias"] = as_number(hum.overall_mean)
+        human_rows, experts = _human(inputs.for_source(reference), reference, human=human, scale=scale, ids=ids)
+        targets = out["targets"]
+        human_means = human_rows.groupby("target", sort=True)["score"].mean()
+        scores = pd.DataFrame(out["scores"], index=names, columns=targets, dtype=float)
+        hum = scores - human_means.reindex(targets).to_numpy(dtype=float)
+        defined = hum.to_numpy(dtype=float)
+        defined = defined[~np.isnan(defined)]
+        out["human_bias"] = _matrix(hum, names, targets)
+        out["mean_human_bias"] = as_number(defined.mean()) if defined.size else None
+        out["human_scores"] = {t: as_number(human_means.get(t)) for t in targets}
+        out["human"] = human if experts is not None else "decision"
         out["reference"] = reference.spec
+        if experts is not None and len(experts):
+            from django.contrib.auth import get_user_model
+
+            usernames = dict(get_user_model().objects.filter(pk__in=experts["rater"].unique()).values_list("pk", "username"))
+            out["panel"] = _panel(experts, criteria, ids, usernames)
+        undefined = [t for t in targets if out["human_scores"][t] is None]
+        if undefined:
+            out["warnings"].append(
+                f"{reference.spec} gives no human score for {', '.join(undefined)}"
+                + (" (its decisions are ties or unresolved there: --human mean uses the experts' own values)"
+                   if out["human"] == "decision" and reference.kind == "cohort" else ""))
     return out
 
 

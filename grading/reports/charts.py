@@ -105,17 +105,29 @@ def _diverging(value, limit: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+def _sequential(value, low: float, high: float) -> str:
+    if value is None:
+        return "#eeeeee"
+    t = 0.0 if high <= low else max(0.0, min(1.0, (value - low) / (high - low)))
+    r, g, b = (int(247 - t * (247 - c)) for c in (36, 87, 197))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
 def heatmap(
     *, title: str, rows: list[str], columns: list[str], matrix: list[list], highlight: set[tuple[int, int]] = frozenset(),
-    digits: int = 3, cell_w: int = 78,
+    digits: int = 3, cell_w: int = 78, spread: list[list] | None = None, diverging: bool = True,
 ) -> SafeString:
-    """A diverging heatmap (blue > 0, red < 0) with values printed; ``highlight`` cells
-    (row, column) get a thick outline, e.g. the self-bias diagonal."""
+    """A heatmap with values printed: diverging (blue > 0, red < 0) or sequential (light to blue
+    from the smallest value to the largest); ``highlight`` cells (row, column) get a thick outline,
+    e.g. the self-bias diagonal; ``spread`` prints each cell as value ± spread (a Monte Carlo σ)."""
+    if spread is not None:
+        digits, cell_w = min(digits, 2), max(cell_w, 112)
     left, top, cell_h = 170, 110, 26
     width = left + cell_w * len(columns) + 10
     height = top + cell_h * len(rows) + 10
-    finite = [abs(v) for row in matrix for v in row if v is not None]
-    limit = max(finite) if finite else 1.0
+    finite = [v for row in matrix for v in row if v is not None]
+    limit = max(map(abs, finite)) if finite else 1.0
+    low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
     body = []
     for j, column in enumerate(columns):
         x = left + j * cell_w + cell_w / 2
@@ -127,9 +139,12 @@ def heatmap(
             x = left + j * cell_w
             mark = (i, j) in highlight
             stroke = ' stroke="#1d2433" stroke-width="3" class="self"' if mark else ' stroke="#ffffff"'
+            sd = spread[i][j] if spread is not None else None
+            text = _fmt(value, digits) + (f" ± {_fmt(sd, digits)}" if sd is not None and value is not None else "")
+            fill = _diverging(value, limit) if diverging else _sequential(value, low, high)
             body.append(
-                f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" fill="{_diverging(value, limit)}"{stroke}>'
-                f"<title>{escape(f'{row} → {column}: {_fmt(value, digits)}')}</title></rect>"
-                f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle">{_fmt(value, digits)}</text>'
+                f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" fill="{fill}"{stroke}>'
+                f"<title>{escape(f'{row} → {column}: {text}')}</title></rect>"
+                f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" class="cell">{escape(text)}</text>'
             )
     return _svg(width, height, body, title)

@@ -9,7 +9,6 @@ import pandas as pd
 
 from annotation.models import Project
 from grading import metrics
-from grading.selectors import judgment_rows
 from grading.sources import project_sources
 
 from . import services
@@ -17,12 +16,16 @@ from .agreement import aligned_decisions, binary_pairs
 from .bias import bias_attenuation
 from .inputs import ReportInputs, as_number
 from .scores import response_scores
+from .stability import KINDS as STABILITY_KINDS
+from .stability import by_kind as stability_by_kind
+from .stability import sample_values as stability_values
 
 PAGES = ("agreement", "coverage", "judges", "bias", "calibration")
 # The parameters a page has when its URL carries no query (the views produce exactly these).
 DEFAULT_PARAMS = {
     "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None}, "judges": {"strategy": "zero"},
-    "bias": {"reference": None}, "calibration": {"reference": None, "strategy": "skip"},
+    "bias": {"reference": None, "scale": "native", "criterion": "all", "human": "mean"},
+    "calibration": {"reference": None, "strategy": "skip"},
 }
 HISTOGRAM_BINS = 10
 
@@ -146,16 +149,12 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
     stability, robustness = [], []
     for judge in judges:
         if judge.obj.backend != "panel":
-            rows = metrics.judge_outputs(judgment_rows(judge=judge.obj, criteria=inputs.criteria))
-            if len(rows) and rows["sample"].nunique() == 1:  # one sample per item: no spread to measure
-                stability.append([judge.spec, judge.obj.samples, 1, int(len(rows)), 0, None])
-            elif len(rows):
-                rows = rows.assign(judge=judge.name, response=rows["response_id"], criterion=rows["criterion_id"],
-                                   value=metrics.numeric_values(kind=rows["kind"], verdict=rows["verdict"], value=rows["value"]))
-                mc = metrics.monte_carlo_stability(rows.dropna(subset=["value"]), keys=("judge", "response", "criterion"))
-                js = mc.per_judge.get(judge.name)
-                stability.append([judge.spec, judge.obj.samples, int(rows["sample"].nunique()), js.n_items if js else 0,
-                                  js.n_items_with_sd if js else 0, as_number(js.mean_sd) if js else None])
+            rows = stability_values(inputs=inputs, judge=judge.obj)
+            if len(rows):
+                kinds = stability_by_kind(rows, judge.name)
+                stability.append([judge.spec, judge.obj.samples, int(rows["sample"].nunique()),
+                                  sum(k["n_items"] for k in kinds.values()), sum(k["n_items_with_sd"] for k in kinds.values()),
+                                  *[kinds.get(kind, {}).get("mean_sd") for kind in STABILITY_KINDS]])
         for cohort in cohorts:
             merged, _, _ = aligned_decisions(inputs=inputs, a=cohort, b=judge)
             pairs, _ = binary_pairs(merged, strategy=strategy)
@@ -172,35 +171,74 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
         "tables": {
             "fidelity": _comparison_table(fidelity),
             "positive_rates": _table(["source", "n_binary", "positive_rate", "invalid"], positive),
-            "stability": _table(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd", "mean_sd"], stability),
+            "stability": _table(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd",
+                                 *[f"mean_sd_{kind}" for kind in STABILITY_KINDS]], stability),
             "robustness": _table(["cohort", "judge", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
                                   "top3_overlap", "top5_overlap"], robustness),
         },
     }
 
 
-def bias_page(*, project: Project, reference: str | None = None) -> dict:
+def _pm(mu, sd, digits: int = 2) -> str:
+    """A Monte Carlo cell as text: μ ± σ (σ left out with one sample), an en dash when undefined."""
+    if mu is None:
+        return "–"
+    return f"{mu:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+
+
+def _bias_tables(condition: str, result: dict) -> dict:
+    judges, targets = result["judges"], result["targets"]
+    tables = {}
+    for name in ("scores", "bias", "human_bias", "counts", "sd"):
+        if name in result:
+            tables[f"{condition}_{name}"] = _table(["judge", *targets], [[j, *row] for j, row in zip(judges, result[name])])
+    tables[f"{condition}_cells"] = _table(
+        ["judge", *[f"{t} (μ ± σ)" for t in targets]],
+        [[j, *[_pm(m, d) for m, d in zip(mus, sds)]] for j, mus, sds in zip(judges, result["mu"], result["sd"])])
+    per_criterion = result.get("per_criterion") or {}
+    if per_criterion:
+        tables[f"{condition}_per_criterion"] = _table(
+            ["criterion", "judge", "target", "score", "mu", "sd", "bias", "n"],
+            [[criterion, j, t, cells["scores"][i][k], cells["mu"][i][k], cells["sd"][i][k], cells["bias"][i][k],
+              cells["counts"][i][k]]
+             for criterion, cells in per_criterion.items() for i, j in enumerate(judges)
+             for k, t in enumerate(cells["targets"])])
+    panel = result.get("panel")
+    if panel:
+        tables[f"{condition}_panel"] = _table(
+            ["target", *[f"{c} (mean ± sd)" for c in panel["criteria"]], "experts"],
+            [[t, *[_pm(m, d) for m, d in zip(means, sds)], max(ns) if ns else 0]
+             for t, means, sds, ns in zip(panel["targets"], panel["mean"], panel["sd"], panel["n_experts"])])
+    return tables
+
+
+def bias_page(*, project: Project, reference: str | None = None, scale: str = "native", criterion: str = "all",
+              human: str = "mean") -> dict:
     inputs = ReportInputs(project)
     cohorts = project_sources(project=project)["cohorts"]
     reference = reference or (cohorts[0].spec if cohorts else None)
     conditions, tables = {}, {}
     for condition in ("attributed", "anonymized"):
         try:
-            result = services.bias_report(project=project, condition=condition, reference=reference, inputs=inputs)
-        except LookupError:
+            result = services.bias_report(project=project, condition=condition, reference=reference, inputs=inputs,
+                                          scale=scale, criterion=criterion, human=human)
+        except LookupError as exc:
+            if "no criterion" in str(exc):
+                raise
             continue
         conditions[condition] = result
-        for name in ("scores", "bias", "human_bias"):
-            if name in result:
-                tables[f"{condition}_{name}"] = _table(["judge", *result["targets"]],
-                                                        [[j, *row] for j, row in zip(result["judges"], result[name])])
-        tables[f"{condition}_counts"] = _table(["judge", *result["targets"]],
-                                                [[j, *row] for j, row in zip(result["judges"], result["counts"])])
+        tables.update(_bias_tables(condition, result))
     attenuation = {}
     if len(conditions) == 2:
         attenuation = bias_attenuation(attributed=conditions["attributed"], anonymized=conditions["anonymized"])
-        tables["attenuation"] = _table(["judge_model", "attenuation"], [[m, v] for m, v in attenuation.items()])
-    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables}
+        tables["attenuation"] = _table(["judge_model", "attributed", "anonymized", "attenuation"], [
+            [m, *(next((v for j, v in conditions[c]["self_bias"].items() if conditions[c]["judge_models"][j] == m), None)
+                  for c in ("attributed", "anonymized")), v] for m, v in attenuation.items()])
+    criteria = inputs.criteria
+    project_wide = criteria[criteria["case_id"].isna()].sort_values("criterion_position")
+    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables,
+            "scale": scale, "criterion": criterion, "human": human,
+            "criteria": [str(c) for c in project_wide["criterion_external_id"].tolist()[:100]]}
 
 
 def calibration_page(*, project: Project, reference: str | None = None, strategy: str = "skip") -> dict:

@@ -121,17 +121,38 @@ def scores_report(*, project, source: str, strategy: str = "skip", inputs: Repor
     )
 
 
-def bias_report(*, project, condition: str, reference: str | None = None, inputs: ReportInputs | None = None) -> dict:
+def bias_report(*, project, condition: str, reference: str | None = None, inputs: ReportInputs | None = None,
+                scale: str = "native", criterion: str = "all", human: str = "mean") -> dict:
     project = report_project(slug=project)
     ref = source_parse(text=reference, project=project) if reference else None
     if ref is not None and ref.project.pk != project.pk:
         raise ValueError("the bias reference must be a source of the same project")
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
-    inputs = inputs or ReportInputs(project)
     from . import bias
 
+    if scale not in bias.SCALES:
+        raise ValueError(f"unknown scale {scale!r}; use native or unit")
+    if human not in bias.HUMAN_REFERENCES:
+        raise ValueError(f"unknown human reference {human!r}; use mean or decision")
+    inputs = inputs or ReportInputs(project)
+    params = {"condition": condition, "reference": ref.spec if ref else None, "scale": scale, "criterion": criterion,
+              "human": human}
     return report_cached(
-        projects=[project], name="bias", params={"condition": condition, "reference": ref.spec if ref else None},
-        compute=_counted(inputs, lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref)),
+        projects=[project], name="bias", params=params,
+        compute=_counted(inputs, lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref, scale=scale,
+                                                          criterion=criterion, human=human)),
+    )
+
+
+def stability_report(*, project, judge: str, inputs: ReportInputs | None = None) -> dict:
+    """Monte Carlo stability of one judge (result of ``stability.stability_compute``)."""
+    project = report_project(slug=project)
+    source = source_parse(text=f"judge:{judge}", project=project)
+    inputs = inputs or ReportInputs(project)
+    from . import stability
+
+    return report_cached(
+        projects=[project], name="stability", params={"judge": source.name},
+        compute=_counted(inputs, lambda: stability.stability_compute(inputs=inputs, judge=source.obj)),
     )

@@ -188,14 +188,19 @@ def _bias_charts(result: dict, project: Project) -> dict:
         models = data["judge_models"]
         highlight = {(i, data["targets"].index(models[j])) for i, j in enumerate(data["judges"]) if models[j] in data["targets"]}
         n = sum(map(sum, data["counts"]))
+        unit = "points" if data["scale"] == "native" else "on [0, 1]"
         out[condition] = charts.heatmap(
-            title=f"Consensus-deviation bias, {condition} (n = {n:,} decisions)", rows=data["judges"],
-            columns=data["targets"], matrix=data["bias"], highlight=highlight,
+            title=f"Consensus-deviation bias ± Monte Carlo σ, {condition}, {unit} (n = {n:,} decisions)",
+            rows=data["judges"], columns=data["targets"], matrix=data["bias"], spread=data["sd"], highlight=highlight,
+        )
+        out[f"{condition}_scores"] = charts.heatmap(
+            title=f"Mean score μ ± σ over samples, {condition}, {unit}", rows=data["judges"], columns=data["targets"],
+            matrix=data["mu"], spread=data["sd"], highlight=highlight, diverging=False,
         )
         if "human_bias" in data:
             out[f"{condition}_human"] = charts.heatmap(
-                title=f"Human–LLM bias vs {data['reference']}, {condition} (n = {n:,} decisions)", rows=data["judges"],
-                columns=data["targets"], matrix=data["human_bias"], highlight=highlight,
+                title=f"Human–LLM bias vs {data['reference']} ({data['human']}), {condition}, {unit} (n = {n:,} decisions)",
+                rows=data["judges"], columns=data["targets"], matrix=data["human_bias"], highlight=highlight,
             )
     return out
 
@@ -203,7 +208,18 @@ def _bias_charts(result: dict, project: Project) -> dict:
 @login_required
 def bias_report_page(request, slug: str):
     project = _project(request, slug)
-    return _render(request, project, "bias", lambda: {"reference": _source_param(request, project, "reference")}, _bias_charts)
+
+    def parse():
+        scale, human = request.GET.get("scale") or "native", request.GET.get("human") or "mean"
+        if scale not in ("native", "unit"):
+            raise ValueError(f"unknown scale {scale!r}; use native or unit")
+        if human not in ("mean", "decision"):
+            raise ValueError(f"unknown human reference {human!r}; use mean or decision")
+        criterion = (request.GET.get("criterion") or "all").strip()
+        return {"reference": _source_param(request, project, "reference"), "scale": scale, "criterion": criterion,
+                "human": human}
+
+    return _render(request, project, "bias", parse, _bias_charts)
 
 
 def _calibration_charts(result: dict, project: Project) -> dict:

@@ -11,10 +11,12 @@ from .decisions import ITEM as ITEM
 from .decisions import cohort_frame as cohort_frame
 from .decisions import cohort_frames as cohort_frames
 from .decisions import decisions_by_criterion as decisions_by_criterion
+from .decisions import expert_label_rows as expert_label_rows
 from .decisions import gold_decision_frame as gold_decision_frame
 from .decisions import gold_frame as gold_frame
 from .decisions import judge_frame as judge_frame
 from .decisions import judge_hits as judge_hits
+from .decisions import judge_sample_outputs as judge_sample_outputs
 from .decisions import judges_frame as judges_frame
 from .decisions import judgment_rows as judgment_rows
 from .decisions import label_rows as label_rows

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Case, IntegerField, Sum, Value, When
 
-from annotation.models import Cohort, Criterion, Label, Project
+from annotation.models import Cohort, CohortMembership, Criterion, Label, Project
 
 from ..metrics.decisions import (
     DECISION_COLUMNS,
@@ -54,6 +54,16 @@ def label_rows(*, project: Project, cohort: Cohort | None = None, response_ids=N
     )
     rows = fetch_frame(qs, ["response_id", "criterion_id", "cohort", "rater", "role", "verdict", "option", "value"])
     rows["value"] = rows["value"].astype(float)
+    return rows
+
+
+def expert_label_rows(*, cohort: Cohort, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
+    """The annotators' own labels of a cohort (the individual experts' values; checker labels
+    left out), with each option's value filled in: response_id, criterion_id, rater, verdict,
+    option, value."""
+    rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
+    rows = rows[rows["role"] == CohortMembership.ANNOTATOR].reset_index(drop=True)
+    rows["value"] = rows["value"].fillna(_option_values(rows, criteria))
     return rows
 
 
@@ -182,6 +192,26 @@ def _with_missing(frame: pd.DataFrame, *, responses: pd.DataFrame, criteria: pd.
     expected["kind"] = expected["criterion_id"].map(criteria["kind"])
     missing = missing_outputs(expected, frame, keys=["judge", *ITEM])
     return pd.concat([frame, missing], ignore_index=True) if len(missing) else frame
+
+
+def judge_sample_outputs(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
+    """A judge's outputs sample by sample, as votes (``judge_outputs``), plus each sample's missing
+    outputs inside the responses the judge judged (``missing_outputs``: not met on a binary
+    criterion, no value otherwise), the rule its decisions follow: for Monte Carlo figures, where
+    sample r's mean must count what sample r left out. Columns: response_id, criterion_id,
+    sample, verdict, option, value, invalid."""
+    columns = ["response_id", "criterion_id", "sample", "verdict", "option", "value", "invalid"]
+    rows = judgment_rows(judge=judge, criteria=criteria)
+    rows = rows[rows["response_id"].isin(responses.index)]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    votes = judge_outputs(rows)
+    expected = votes[["response_id"]].drop_duplicates().merge(applicable_pairs(responses=responses, criteria=criteria),
+                                                              on="response_id")
+    expected["kind"] = expected["criterion_id"].map(criteria["kind"])
+    expected = expected.merge(pd.DataFrame({"sample": sorted(votes["sample"].unique())}), how="cross")
+    missing = missing_outputs(expected, votes, keys=["sample", *ITEM])
+    return pd.concat([votes[columns], missing[columns]], ignore_index=True) if len(missing) else votes[columns]
 
 
 def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None,

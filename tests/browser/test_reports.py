@@ -42,7 +42,7 @@ def test_researcher_opens_every_report(page, login, researcher):
     assert "judge:judge-b vs cohort:group-1" in page.locator("#report").inner_text()
 
     page.click("nav.report-nav >> text=Bias")
-    assert page.locator("#bias-anonymized svg rect.self").count() == 2  # consensus and human-LLM heatmaps
+    assert page.locator("#bias-anonymized svg rect.self").count() == 3  # consensus, μ ± σ and human-LLM heatmaps
     assert f"{0.4375 - 2 / 3:.3f}" in page.locator("#bias-anonymized").inner_text()
 
     page.click("nav.report-nav >> text=Calibration")

@@ -100,3 +100,20 @@ def test_human_llm_bias_worked_by_hand():
     assert result.per_judge_mean["C"] == pytest.approx((-0.1 - 0.1 + 0.4) / 3)
     # mean of all nine cells: 5.8/9 − 1.8/3
     assert result.overall_mean == pytest.approx(5.8 / 9 - 0.6)
+
+
+def test_monte_carlo_cells_from_known_samples():
+    import math
+
+    import pandas as pd
+
+    from grading.metrics import monte_carlo_cells
+
+    rows = pd.DataFrame([
+        # judge j, target t: sample means 4 (items 3, 5), 6 (items 6, 6), 8 (one item; the other NaN: no value)
+        ("j", "t", 0, 3.0), ("j", "t", 0, 5.0), ("j", "t", 1, 6.0), ("j", "t", 1, 6.0), ("j", "t", 2, 8.0), ("j", "t", 2, None),
+        ("j", "u", 0, 1.0),  # one sample: no sd
+    ], columns=["judge", "target", "sample", "score"])
+    mu, sd, n = monte_carlo_cells(rows)
+    assert mu.at["j", "t"] == 6.0 and sd.at["j", "t"] == math.sqrt(4.0) and n.at["j", "t"] == 3
+    assert mu.at["j", "u"] == 1.0 and math.isnan(sd.at["j", "u"]) and n.at["j", "u"] == 1

@@ -153,10 +153,20 @@ def test_scores_of_a_judge_with_invalid_output(mini_project, strategy, r3):
     assert result["responses"] == {"r1": pytest.approx(0.4), "r2": 0.0, "r3": pytest.approx(r3)}
 
 
+BIAS_KEYS = {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "scale", "range", "criterion",
+             "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings"}
+
+
 def test_bias_matrix_by_hand(mini_project, second_judge):
-    result = run("bias_matrix", "--project", "mini", "--condition", "anonymized", "--reference", "cohort:group-1")
-    assert set(result) == {"judges", "targets", "scores", "bias", "self_bias", "human_bias", "mean_human_bias",
-                           "n_excluded_cases"}
+    """The mini project mixes binary and ordinal criteria: pooled on [0, 1], against the cohort decision."""
+    result = run("bias_matrix", "--project", "mini", "--condition", "anonymized", "--reference", "cohort:group-1",
+                 "--scale", "unit", "--human", "decision")
+    assert set(result) == BIAS_KEYS | {"human_bias", "mean_human_bias", "human_scores", "human", "reference", "panel",
+                                       "per_criterion"}
+    assert (result["scale"], result["range"], result["criterion"], result["human"]) == ("unit", [0.0, 1.0], "all", "decision")
+    assert result["n_judges"] == {"model-a": 2, "model-b": 2} and result["samples"] == {"judge-a": 1, "judge-b": 1}
+    assert len(result["warnings"]) == 1 and "fewer than three judges score model-a, model-b" in result["warnings"][0]
+    assert result["sd"] == [[None, None], [None, None]]  # one sample each: no Monte Carlo spread
     assert result["judges"] == ["judge-a", "judge-b"] and result["targets"] == ["model-a", "model-b"]
     # judge-a: model-a (1 + 0 + 0 + 0.75) / 4 (length has no value), model-b 0; judge-b: 2/3, 1/3
     assert result["scores"] == [[0.4375, 0.0], [pytest.approx(2 / 3), pytest.approx(1 / 3)]]
@@ -164,12 +174,15 @@ def test_bias_matrix_by_hand(mini_project, second_judge):
     assert result["bias"] == [[pytest.approx(d), pytest.approx(-1 / 3)], [pytest.approx(-d), pytest.approx(1 / 3)]]
     assert [sum(col) for col in zip(*result["bias"])] == [pytest.approx(0), pytest.approx(0)]
     assert result["self_bias"] == {"judge-b": pytest.approx(-d)}  # judge-b's own model is model-a
-    # group-1 means: model-a (1 + 1 + 0 + 1 + 1) / 5 = 0.8, model-b 1/3
-    hum = [[0.4375 - 0.8, -1 / 3], [2 / 3 - 0.8, 0.0]]
+    # group-1 decisions over the criteria the judges score (length has no judge value anywhere, so it
+    # is left out on both sides): model-a (ecg 1 + call 1 + abx 0 + tone 1) / 4 = 0.75, model-b 1/3
+    assert result["human_scores"] == {"model-a": 0.75, "model-b": pytest.approx(1 / 3)}
+    hum = [[0.4375 - 0.75, -1 / 3], [2 / 3 - 0.75, 0.0]]
     assert result["human_bias"] == [[pytest.approx(x, abs=1e-12) for x in row] for row in hum]
     assert result["mean_human_bias"] == pytest.approx(sum(map(sum, hum)) / 4)
-    plain = run("bias_matrix", "--project", "mini", "--condition", "anonymized")
-    assert set(plain) == {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases"}
+    assert result["mu"] == [[0.4375, 0.0], [pytest.approx(2 / 3), pytest.approx(1 / 3)]]  # one sample: μ = S
+    plain = run("bias_matrix", "--project", "mini", "--condition", "anonymized", "--scale", "unit")
+    assert set(plain) == BIAS_KEYS | {"per_criterion"}
 
 
 @pytest.mark.parametrize("args, message", [

@@ -139,9 +139,10 @@ def test_judges_page_monte_carlo_and_robustness_by_hand(mini_project):
     ])
     result = judges_page(project=mini_project)
     stability = {row[0]: row for row in result["tables"]["stability"]["rows"]}
-    # sample sds: r1/ecg sd(1, 0) = 0.7071, r1/call 0, r3/tone sd(0.5, 1) = 0.3536 -> mean 0.3536
-    assert stability["judge:mc"][3:] == [3, 3, pytest.approx((2 ** 0.5 / 2 + 0 + 2 ** 0.5 / 4) / 3)]
-    assert stability["judge:judge-a"][3:] == [3, 0, None]  # one sample per item: no spread
+    # per kind, never mixed: binary r1/ecg sd(1, 0) = 0.7071, r1/call sd(1, 1) = 0, r1/abx missing in both
+    # samples, so not met twice: 0 -> mean 0.2357; ordinal r3/tone sd(0.5, 1) = 0.3536; no nominal value
+    assert stability["judge:mc"][1:] == [2, 2, 4, 4, pytest.approx(2 ** 0.5 / 2 / 3), pytest.approx(2 ** 0.5 / 4), None]
+    assert stability["judge:judge-a"][3:] == [7, 0, None, None, None]  # one sample per item: no spread
     robustness = {(row[0], row[1]): row for row in result["tables"]["robustness"]["rows"]}
     # judge-a vs group-1, positive rates per model: model-a 2/3 vs 1/3, model-b 1/3 vs 0 (percent)
     row = robustness[("cohort:group-1", "judge:judge-a")]

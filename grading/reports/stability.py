@@ -1,0 +1,70 @@
+"""Monte Carlo stability of one judge (SPEC §3 "Monte Carlo stability"; the ``stability``
+command; issue 13, point 2), in the rubric's own scale.
+
+Each sample of the judge is one Monte Carlo run; a sample's missing outputs count as its
+decisions do (``selectors.judge_sample_outputs``). Per (target model, criterion): x_r = the
+judge's mean value over the cell's responses in sample r, μ = mean_r x_r, σ = sd_r x_r
+(``metrics.monte_carlo_groups``). Per criterion kind: the mean over items (response, criterion)
+of each item's sd over the samples (``metrics.monte_carlo_stability``), so binary 0/1 spreads are
+never averaged with points on an ordinal scale.
+"""
+import pandas as pd
+
+from grading import metrics
+from grading.selectors import judge_sample_outputs
+
+from ..models import Judge
+from .inputs import ReportInputs, as_number
+from .scores import decision_values
+
+KINDS = ("binary", "ordinal", "nominal")
+
+
+def sample_values(*, inputs: ReportInputs, judge: Judge) -> pd.DataFrame:
+    """One row per sample output with a value: response, criterion_id, kind, target, sample, score."""
+    outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria)
+    rows = decision_values(outputs, inputs.criteria)
+    rows["sample"] = outputs["sample"].to_numpy()
+    rows["kind"] = rows["criterion_id"].map(inputs.criteria["kind"])
+    rows["target"] = rows["response"].map(inputs.responses["model"])
+    rows["score"] = rows["value"]
+    return rows[rows["score"].notna()]
+
+
+def by_kind(rows: pd.DataFrame, name: str) -> dict:
+    """Per criterion kind: items, items with an sd (two samples or more) and their mean sd."""
+    out = {}
+    for kind in KINDS:
+        part = rows[rows["kind"] == kind]
+        if part.empty:
+            continue
+        mc = metrics.monte_carlo_stability(part.assign(judge=name, criterion=part["criterion_id"], value=part["score"]),
+                                           keys=("judge", "response", "criterion"))
+        js = mc.per_judge.get(name)
+        out[kind] = {"n_items": js.n_items if js else 0, "n_items_with_sd": js.n_items_with_sd if js else 0,
+                     "mean_sd": as_number(js.mean_sd) if js else None}
+    return out
+
+
+def stability_compute(*, inputs: ReportInputs, judge: Judge) -> dict:
+    if judge.backend == "panel":
+        raise ValueError(f"judge {judge.name!r} is a panel: its members' samples are the Monte Carlo runs; ask for one of them")
+    rows = sample_values(inputs=inputs, judge=judge)
+    cells = metrics.monte_carlo_groups(rows, keys=["target", "criterion_id"]) if len(rows) else pd.DataFrame(
+        columns=["target", "criterion_id", "mu", "sd", "n_samples"])
+    items = rows.groupby(["target", "criterion_id"], sort=True)["response"].nunique() if len(rows) else pd.Series(dtype=int)
+    criteria = inputs.criteria
+    kinds = by_kind(rows, judge.name)
+    return {
+        "judge": judge.name,
+        "samples": judge.samples,
+        "samples_seen": int(rows["sample"].nunique()) if len(rows) else 0,
+        "scale": "native",
+        "cells": [
+            {"target": str(t), "criterion": str(criteria.at[c, "criterion_external_id"]), "kind": str(criteria.at[c, "kind"]),
+             "mu": as_number(mu), "sigma": as_number(sd), "n_samples": int(n), "n_items": int(items.get((t, c), 0))}
+            for t, c, mu, sd, n in cells[["target", "criterion_id", "mu", "sd", "n_samples"]].itertuples(index=False)
+        ],
+        "by_kind": kinds,
+        "mean_sd_by_kind": {kind: figures["mean_sd"] for kind, figures in kinds.items()},
+    }
