@@ -230,4 +230,5 @@
   });
 
   highlight(rows().find((r) => r.dataset.disputed === "true") || rows()[0] || null);
+  document.body.dataset.ready = "true";  // the keyboard is live (browser tests wait for it)
 })();

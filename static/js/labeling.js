@@ -314,9 +314,15 @@
 
   /* Quotes a criterion marked met still needs (the server's list, refreshed with every save):
    * while there are any, submitting is refused and the list, each entry a link, is shown. */
+  let refused = false;  // once refused, the list stays marked through the saves that re-render it
+  document.body.addEventListener("htmx:afterSettle", () => {
+    const box = document.getElementById("evidence-missing");
+    if (refused && box) box.classList.add("refused");
+  });
   function refuseMissingEvidence() {
     const box = document.getElementById("evidence-missing");
     if (!box || !box.querySelector("li")) return false;
+    refused = true;
     box.classList.add("refused");
     box.hidden = false;
     const first = box.querySelector("a");
@@ -572,4 +578,5 @@
   const firstOpen = rows().find((r) => !r.classList.contains("decided")) || rows()[0];
   if (firstOpen) focusRow(firstOpen.id, false);
   updatePending();
+  document.body.dataset.ready = "true";  // the keyboard is live (browser tests wait for it)
 })();

@@ -157,4 +157,5 @@
   });
 
   highlight(rows()[0] || null);
+  document.body.dataset.ready = "true";  // the keyboard is live (browser tests wait for it)
 })();

@@ -64,3 +64,11 @@ def login(page):
         return page
 
     return do_login
+
+
+def scripts_ready(page) -> None:
+    """Wait until the page's script has set up its keyboard (``body[data-ready]``): after a click
+    that navigates, the elements can be there before the deferred script has run."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("body[data-ready=true]")).to_have_count(1)

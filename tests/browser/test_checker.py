@@ -12,6 +12,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import MODELS, PASSWORD, build_study, first_assignment
+from tests.browser.conftest import scripts_ready
 
 
 def _label_and_submit(user, assignment, decide):
@@ -45,6 +46,7 @@ def test_checker_resolves_two_annotators_with_the_keyboard(page, login, transact
     expect(row).to_contain_text("a1, a2")
     expect(row).to_contain_text("2")  # disagreements: criteria 1 and 4
     row.get_by_role("link", name="Review").click()
+    scripts_ready(page)
     expect(page.locator(".counter")).to_have_text("0 / 4 decided by you")
     rows = page.locator("form.review-row")
     first = rows.nth(0)

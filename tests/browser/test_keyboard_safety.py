@@ -11,6 +11,7 @@ from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
+from tests.browser.conftest import scripts_ready
 from tests.browser.test_annotation import SELECT_IN_RESPONSE
 
 
@@ -71,6 +72,7 @@ def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login,
 
     login("a1", PASSWORD)
     page.goto("/work/next/")
+    scripts_ready(page)
     assignment = page.locator("#label-page").get_attribute("data-assignment")
     rows = page.locator("#rubric form.crit")
     for key in ("y", "j", "n", "j", "n", "j", "2"):
