@@ -23,6 +23,10 @@ class Project(models.Model):
     hide_rater_names = models.BooleanField(
         default=False, help_text="Adjudicators see 'annotator 1', 'annotator 2' instead of user names.",
     )
+    traits = models.JSONField(
+        default=list, blank=True,
+        help_text='RULERS evidence rules of traits: [{"trait": CRITERION_ID, "min_evidence": m, "gate": τ}].',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     data_changed_at = models.DateTimeField(
         null=True, blank=True, editable=False,
@@ -114,6 +118,11 @@ class Criterion(models.Model):
     options = models.JSONField(default=list, blank=True, help_text='[{"label", "value", "na"}]')
     tags = models.JSONField(default=list, blank=True)
     min_evidence = models.PositiveSmallIntegerField(default=0)
+    checklist_of = models.CharField(
+        max_length=200, blank=True, default="", db_default="",
+        help_text="RULERS compiled rubric: the trait (an ordinal criterion of the same rubric) this checklist item "
+                  "belongs to; its options are 0 / 1 / 2 (not present / partially / clearly).",
+    )
     guidance = models.TextField(blank=True, default="", db_default="",
                                 help_text="How to apply the criterion, for annotators (Markdown). Not part of the "
                                           "rubric version: editing it changes no criterion's meaning.")

@@ -17,6 +17,7 @@ ROLE_CHOICES = (ProjectRole.MANAGER, ProjectRole.ADJUDICATOR, ProjectRole.VIEWER
 SETTINGS = {
     "name": str, "description": str, "blind": bool, "coverage_k": int, "overlap": int,
     "low_agreement_threshold": float, "show_reference_answer": bool, "hide_rater_names": bool, "guidelines": str,
+    "traits": list,
 }
 UNBLINDING = {"blind": False, "show_reference_answer": True}
 
@@ -66,6 +67,9 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
         if name == "coverage_k" and value is None:
             clean[name] = None
             continue
+        if kind is list:
+            clean[name] = traits_clean(value, prefix=prefix)
+            continue
         if kind is bool:
             ok = isinstance(value, bool)
         elif kind is int:
@@ -81,6 +85,34 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
         if name == "overlap" and value < 1:
             raise ValueError(f"{prefix}overlap: must be at least 1")
         clean[name] = float(value) if kind is float else value
+    return clean
+
+
+def traits_clean(value, *, prefix: str = "") -> list[dict]:
+    """The evidence rules of a project's traits (RULERS, SPEC §3 "Trait score"):
+    ``[{"trait": CRITERION_ID, "min_evidence": m, "gate": τ}]``, each field checked; ValueError
+    naming the field otherwise. Whether each trait is an ordinal criterion with checklist items
+    is checked where the criteria are known (``grading.metrics.traits``' callers)."""
+    if not isinstance(value, list):
+        raise ValueError(f"{prefix}traits: must be a list of {{\"trait\", \"min_evidence\", \"gate\"}} objects")
+    clean, seen = [], set()
+    for i, rule in enumerate(value):
+        where = f"{prefix}traits[{i}]"
+        if not isinstance(rule, dict) or set(rule) - {"trait", "min_evidence", "gate"} or "trait" not in rule:
+            raise ValueError(f"{where}: must be an object with \"trait\" and optionally \"min_evidence\" and \"gate\"")
+        trait, m, gate = rule["trait"], rule.get("min_evidence", 0), rule.get("gate")
+        if not isinstance(trait, str) or not trait:
+            raise ValueError(f"{where}.trait: must be a criterion id")
+        if trait in seen:
+            raise ValueError(f"{where}.trait: {trait!r} has two rules")
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= 32767:
+            raise ValueError(f"{where}.min_evidence: must be a whole number from 0 to 32767, not {m!r}")
+        if gate is not None and (not isinstance(gate, (int, float)) or isinstance(gate, bool)):
+            raise ValueError(f"{where}.gate: must be a number (the score a trait without enough evidence stays below)")
+        if m and gate is None:
+            raise ValueError(f"{where}.gate: a trait with min_evidence needs a gate")
+        seen.add(trait)
+        clean.append({"trait": trait, "min_evidence": m, **({"gate": gate} if gate is not None else {})})
     return clean
 
 

@@ -45,6 +45,7 @@ def criterion_spec(criterion: Criterion) -> dict:
             "options": criterion.options,
             "tags": criterion.tags,
             "min_evidence": criterion.min_evidence,
+            "checklist_of": criterion.checklist_of,
         }
     )
 
@@ -106,6 +107,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     changed_scopes = []
     for case, specs in scopes:
         canonical = [criterion_clean(spec, prefix=f"[{i}].") for i, spec in enumerate(specs)]
+        _checklists_check(canonical, case=case)
         digest = canonical_hash(canonical)
         version = current.get(case.pk if case else None)
         if version is not None and version.content_hash == digest:
@@ -172,29 +174,46 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
                 to_create.append((
                     project.pk, case.pk if case else None, version.pk, spec["criterion_id"], position, spec["text"],
                     spec["kind"], spec["weight"], json.dumps(spec["options"]), json.dumps(spec["tags"]),
-                    spec["min_evidence"],
+                    spec["min_evidence"], spec.get("checklist_of", ""),
                 ))
                 continue
             criterion.text, criterion.kind, criterion.weight = spec["text"], spec["kind"], spec["weight"]
             criterion.options, criterion.tags, criterion.min_evidence = spec["options"], spec["tags"], spec["min_evidence"]
+            criterion.checklist_of = spec.get("checklist_of", "")
             criterion.position, criterion.rubric_version = position, version
             to_update.append(criterion)
     if to_create:  # without model instances: an import can bring 75,000 criteria
         insert_rows(
             Criterion._meta.db_table,
             ("project_id", "case_id", "rubric_version_id", "external_id", "position", "text", "kind", "weight",
-             "options", "tags", "min_evidence"),
+             "options", "tags", "min_evidence", "checklist_of"),
             to_create,
         )
     if to_update:
         Criterion.objects.bulk_update(
             to_update,
-            ["text", "kind", "weight", "options", "tags", "min_evidence", "position", "rubric_version"],
+            ["text", "kind", "weight", "options", "tags", "min_evidence", "checklist_of", "position", "rubric_version"],
             batch_size=2000,
         )
     case_rubric_versions_sync(project=project)
     _guidance_apply(project=project, scopes=scopes)
     return results  # type: ignore[return-value]
+
+
+def _checklists_check(canonical: list[dict], *, case: Case | None) -> None:
+    """Each checklist item names a trait of its own rubric: an ordinal criterion that is no
+    checklist item itself (SPEC §3 "Trait score")."""
+    by_id = {spec["criterion_id"]: spec for spec in canonical}
+    for i, spec in enumerate(canonical):
+        trait = spec.get("checklist_of")
+        if not trait:
+            continue
+        target = by_id.get(trait)
+        if target is None or target["kind"] != Criterion.ORDINAL or target.get("checklist_of"):
+            raise RubricChangeError(
+                f"[{i}].checklist_of", f"checklist item {spec['criterion_id']!r} names {trait!r}, which is not an ordinal "
+                                       "criterion of the same rubric (the trait it scores)",
+                case=case.external_id if case else None)
 
 
 def _guidance_apply(*, project: Project, scopes) -> None:

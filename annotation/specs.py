@@ -87,7 +87,7 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
     check_keys(
         obj,
         required=("criterion_id", "text"),
-        optional=("kind", "weight", "options", "tags", "min_evidence", "guidance"),
+        optional=("kind", "weight", "options", "tags", "min_evidence", "guidance", "checklist_of"),
         prefix=prefix,
     )
     criterion_guidance(obj, prefix=prefix)
@@ -116,7 +116,12 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
     scored = {o["value"] for o in clean_options if not o["na"]}
     if scored and (min(scored) < 0 or max(scored) > 1) and len(scored) < 2:
         raise FieldError(prefix + "options", "option values outside [0, 1] need at least two distinct values to form a scale")
+    checklist_of = string(obj, "checklist_of", prefix=prefix, required=False)
+    if checklist_of and (kind != Criterion.ORDINAL or sorted(o["value"] for o in clean_options if not o["na"]) != [0, 1, 2]):
+        raise FieldError(prefix + "checklist_of", "a checklist item is an ordinal criterion with the options 0, 1 and 2 "
+                                                  "(not present / partially / clearly)")
     return criterion_canonical({
+        "checklist_of": checklist_of,
         "criterion_id": string(obj, "criterion_id", prefix=prefix),
         "text": string(obj, "text", prefix=prefix),
         "kind": kind,
@@ -158,4 +163,6 @@ def criterion_canonical(spec: dict) -> dict:
         ],
         "tags": list(spec.get("tags") or []),
         "min_evidence": int(spec.get("min_evidence", 0)),
+        # Only when set, so the hashes of rubrics without compiled traits stay as they were.
+        **({"checklist_of": spec["checklist_of"]} if spec.get("checklist_of") else {}),
     }

@@ -411,6 +411,7 @@ def _project_spec(project: Project) -> dict:
         "show_reference_answer": project.show_reference_answer,
         "hide_rater_names": project.hide_rater_names,
         **({"guidelines": project.guidelines} if project.guidelines else {}),
+        **({"traits": project.traits} if project.traits else {}),
         "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
         "cohorts": [{"name": name} for name in Cohort.objects.filter(project=project).values_list("name", flat=True)],

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.decisions import DecisionError
-from annotation.models import Case, Cohort, ImportBatch, Project, Response
+from annotation.models import Case, Cohort, Criterion, ImportBatch, Project, Response
 from annotation.projects import SETTINGS, audit_record, project_settings_update, settings_clean
 from annotation.rubrics import RubricChangeError, rubrics_freeze
 from evalsite.fastinsert import insert_rows, tables_analyze
@@ -123,6 +123,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             self.judges = self._judges(judges)
             cases_written, case_rubrics = self._cases()
             criteria_written = self._rubrics(rubric, case_rubrics)
+            self._traits_check(settings.get("traits") or [])
             responses_written = self._responses()
             self.lookups = self._lookups()
             existing_judgments = self._existing_judgments()
@@ -321,6 +322,18 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
         except RubricChangeError as exc:
             raise BundleError("cases.jsonl" if exc.case else "project.json", exc.message, field=exc.field) from exc
         return sum(len(specs) for (_, specs), (_, changed) in zip(scopes, results) if changed)
+
+    def _traits_check(self, rules: list[dict]) -> None:
+        """Each evidence rule of project.json's ``traits`` names an ordinal criterion of the
+        project that checklist items score (SPEC §3 "Trait score")."""
+        if not rules:
+            return
+        with_items = set(Criterion.objects.filter(project=self.project).exclude(checklist_of="")
+                         .values_list("checklist_of", flat=True))
+        for i, rule in enumerate(rules):
+            if rule["trait"] not in with_items:
+                raise BundleError("project.json", f"trait {rule['trait']!r} has no checklist items (criteria whose "
+                                                  "checklist_of names it)", field=f"traits[{i}].trait")
 
     def _responses(self) -> int:
         cases = dict(Case.objects.filter(project=self.project).values_list("external_id", "pk"))

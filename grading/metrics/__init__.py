@@ -43,6 +43,8 @@ bias        bias_matrix(df, *, judge="judge", target="target", score="score", ju
             self_bias_attenuation(*, attributed, anonymized) -> float | None
             attenuation_by_judge(*, attributed, anonymized) -> dict[judge, float | None]
             human_llm_bias(judge_df, human_df, *, judge="judge", target="target", score="score") -> HumanLlmBias
+traits      trait_score(*, decisions, lo, hi, valid_quotes=0, min_evidence=0, gate=None) -> int | None
+            samples_trait_score(scores) -> int | None; round_half_up(x) -> int
 calibration split_items(items, *, holdout_fraction=0.5, seed=0) -> (calibration, holdout)
             fit_quantile_map(judge_scores, human_scores) -> QuantileMap; apply_quantile_map(qmap, scores)
             snap_to_levels(scores, levels) -> ndarray
@@ -120,6 +122,9 @@ _SOURCES = {
     "monte_carlo_cells": "bias",
     "monte_carlo_groups": "bias",
     "monte_carlo_stability": "judges",
+    "round_half_up": "traits",
+    "samples_trait_score": "traits",
+    "trait_score": "traits",
     "normalize_text": "alignment",
     "numeric_values": "decisions",
     "ordinal_agreement": "agreement",
@@ -219,6 +224,8 @@ __all__ = [
     "paired_decisions",
     "parse_strategy",
     "rank_models",
+    "round_half_up",
+    "samples_trait_score",
     "response_hits",
     "score_response",
     "score_responses",
@@ -239,4 +246,5 @@ __all__ = [
     "unit_bounds",
     "unit_scale",
     "word_count",
+    "trait_score",
 ]

@@ -156,3 +156,19 @@ def stability_report(*, project, judge: str, inputs: ReportInputs | None = None)
         projects=[project], name="stability", params={"judge": source.name},
         compute=_counted(inputs, lambda: stability.stability_compute(inputs=inputs, judge=source.obj)),
     )
+
+
+def trait_scores_report(*, project, source: str, reference: str | None = None, inputs: ReportInputs | None = None) -> dict:
+    """Trait scores of RULERS compiled rubrics under ``source``; with ``reference``, QWK per trait
+    (result of ``traits.trait_scores_compute``)."""
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    ref = source_parse(text=reference, project=project) if reference else None
+    inputs = inputs or ReportInputs(project)
+    from . import traits
+
+    return report_cached(
+        projects=_projects(project, src, ref), name="trait_scores",
+        params={"source": src.spec, "reference": ref.spec if ref else None},
+        compute=_counted(inputs, lambda: traits.trait_scores_compute(inputs=inputs, source=src, reference=ref)),
+    )

@@ -11,6 +11,7 @@ from .decisions import ITEM as ITEM
 from .decisions import cohort_frame as cohort_frame
 from .decisions import cohort_frames as cohort_frames
 from .decisions import decisions_by_criterion as decisions_by_criterion
+from .decisions import evidence_rows as evidence_rows
 from .decisions import expert_label_rows as expert_label_rows
 from .decisions import gold_decision_frame as gold_decision_frame
 from .decisions import gold_frame as gold_frame

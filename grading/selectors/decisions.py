@@ -8,6 +8,7 @@ module — the cohort rule, a judge's samples, a panel's vote, gold's provenance
 decides the same way on every page. ``response_ids`` restricts a source to some responses
 (one response on the side-by-side and adjudication pages) without changing how it decides.
 """
+import json
 from collections.abc import Iterable
 
 import numpy as np
@@ -65,6 +66,24 @@ def expert_label_rows(*, cohort: Cohort, criteria: pd.DataFrame, response_ids=No
     rows = rows[rows["role"] == CohortMembership.ANNOTATOR].reset_index(drop=True)
     rows["value"] = rows["value"].fillna(_option_values(rows, criteria))
     return rows
+
+
+def evidence_rows(*, project: Project, criterion_ids, judges: list[Judge] | None = None,
+                  cohort: Cohort | None = None) -> pd.DataFrame:
+    """The quotes attached to decisions on ``criterion_ids``: the judgments of ``judges`` (with
+    their sample), or the labels of ``cohort`` (of every cohort when neither is given; sample 0).
+    Columns: response_id, criterion_id, sample, quotes (a list of strings)."""
+    ids = list(criterion_ids)
+    if judges is not None:
+        rows = Judgment.objects.filter(judge__in=judges, criterion_id__in=ids).values_list(
+            "response_id", "criterion_id", "sample", "evidence")
+    else:
+        labels = Label.objects.filter(project=project, criterion_id__in=ids)
+        rows = (labels.filter(cohort=cohort) if cohort is not None else labels).annotate(sample=Value(0)).values_list(
+            "response_id", "criterion_id", "sample", "evidence")
+    frame = fetch_frame(rows, ["response_id", "criterion_id", "sample", "quotes"])
+    frame["quotes"] = [json.loads(q) if isinstance(q, str) else list(q or []) for q in frame["quotes"]]
+    return frame
 
 
 def cohort_frame(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:

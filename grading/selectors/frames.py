@@ -98,13 +98,15 @@ def _json_list(raw) -> list:
 def criterion_frame(*, project: Project, with_text: bool = False, rubric_version_ids=None) -> pd.DataFrame:
     """One row per criterion (of the rubric versions ``rubric_version_ids`` only, when given):
     external_id, case_id (NaN = project-wide), position, kind, weight, options, rubric_version_id,
-    tags, min_value, max_value, option_values (sorted applicable values), na_labels (labels flagged
-    not-applicable) and ``criterion_text`` when ``with_text``."""
-    fields = ["pk", "external_id", "case_id", "position", "kind", "weight", "options", "rubric_version_id", "tags"]
+    tags, checklist_of (the trait a checklist item scores, "" otherwise), min_value, max_value,
+    option_values (sorted applicable values), na_labels (labels flagged not-applicable) and
+    ``criterion_text`` when ``with_text``."""
+    fields = ["pk", "external_id", "case_id", "position", "kind", "weight", "options", "rubric_version_id", "tags",
+              "checklist_of"]
     if with_text:
         fields.append("text")
     columns = ["criterion_id", "criterion_external_id", "case_id", "criterion_position", "kind", "weight", "options",
-               "rubric_version_id", "tags"]
+               "rubric_version_id", "tags", "checklist_of"]
     qs = Criterion.objects.filter(project=project)
     if rubric_version_ids is not None:
         qs = qs.filter(rubric_version_id__in=list(rubric_version_ids))
