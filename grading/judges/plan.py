@@ -36,6 +36,7 @@ class Item:
     options: list
     min_evidence: int
     rubric_version_id: int
+    checklist_of: str = ""  # the trait a checklist item scores (compiled mode groups by it)
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ class Call:
 PLAN_CHUNK = 500  # responses read (and planned) at a time
 
 
-def _scoped(*, project, scope: dict | None):
-    """The responses and criteria a scope selects."""
+def _scoped(*, project, scope: dict | None, compiled: bool = False):
+    """The responses and criteria a scope selects (checklist items only, ``compiled``)."""
     scope = scope or {}
     responses = Response.objects.filter(project=project)
     if scope.get("cases"):
@@ -62,20 +63,23 @@ def _scoped(*, project, scope: dict | None):
     if scope.get("responses"):
         responses = responses.filter(external_id__in=scope["responses"])
     criteria = Criterion.objects.filter(project=project)
+    if compiled:
+        criteria = criteria.exclude(checklist_of="")
     if scope.get("criteria"):
         criteria = criteria.filter(external_id__in=scope["criteria"])
     return responses, criteria
 
 
-def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK) -> Iterator[list[Item]]:
+def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK, compiled: bool = False) -> Iterator[list[Item]]:
     """The pairs in scope, in project order (response position, then criterion position), a
     chunk of ``chunk`` responses at a time: a run holds one chunk of its plan, not the plan
     (issue 11: flat memory whatever the number of calls). Responses are read by keyset
-    pagination on (position, pk), so no cursor stays open while the run writes."""
-    responses, criteria = _scoped(project=project, scope=scope)
+    pagination on (position, pk), so no cursor stays open while the run writes. ``compiled``:
+    the checklist items of traits only (RULERS compiled mode, ``compiled``)."""
+    responses, criteria = _scoped(project=project, scope=scope, compiled=compiled)
     by_version: dict[int, list[tuple]] = defaultdict(list)
     for row in criteria.order_by("rubric_version_id", "position").values_list(
-        "pk", "rubric_version_id", "text", "kind", "options", "min_evidence"
+        "pk", "rubric_version_id", "text", "kind", "options", "min_evidence", "checklist_of"
     ):
         by_version[row[1]].append(row)
     after = None
@@ -88,15 +92,17 @@ def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK) -> Itera
             return
         items = []
         for pk, text, model, case_pk, version, _ in rows:
-            for c_pk, _, c_text, kind, options, min_evidence in by_version.get(version, []):
-                items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version))
+            for c_pk, _, c_text, kind, options, min_evidence, checklist_of in by_version.get(version, []):
+                items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version,
+                                  checklist_of))
         yield items
         after = (rows[-1][5], rows[-1][0])
 
 
-def plan_count(*, project, scope: dict | None, samples: int) -> int:
-    """How many calls ``plan_items`` × samples makes, counted by the database."""
-    responses, criteria = _scoped(project=project, scope=scope)
+def plan_count(*, project, scope: dict | None, samples: int, compiled: bool = False) -> int:
+    """How many judgments ``plan_items`` × samples asks for, counted by the database (one per
+    call, or per checklist item in compiled mode, where a call answers a trait's items)."""
+    responses, criteria = _scoped(project=project, scope=scope, compiled=compiled)
     per_version = dict(criteria.values("rubric_version_id").annotate(n=Count("pk")).values_list("rubric_version_id", "n"))
     counts = responses.values("case__rubric_version_id").annotate(n=Count("pk")).values_list("case__rubric_version_id", "n")
     return sum(per_version.get(version, 0) * n for version, n in counts) * max(1, samples)
@@ -130,6 +136,7 @@ class PromptBuilder:
             self.conversations[pk] = prompts.conversation_text(prompt=prompt, messages=messages)
             if reference and "$reference_answer" in template.binary_user + template.option_user:
                 self.references[pk] = reference
+        self.compiled = None
         self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort) if (
             settings.few_shot_k > 0 and settings.few_shot_cohort
         ) else ({}, {})
@@ -147,7 +154,14 @@ class PromptBuilder:
             k=self.settings.few_shot_k, seed=f"{self.settings.few_shot_seed}:{item.criterion_pk}:{item.response_pk}",
         )
 
-    def messages(self, call: Call) -> list[dict]:
+    def messages(self, call) -> list[dict]:
+        if hasattr(call, "items"):  # a compiled call: one trait's checklist (``compiled``)
+            if self.compiled is None:
+                from .compiled import CompiledPrompts
+
+                self.compiled = CompiledPrompts(self.judge.project)
+            return self.compiled.messages(call, conversation=self.conversations.get(call.item.case_pk, ""),
+                                          author=self.author(call.item))
         item = call.item
         options = None
         if item.kind != "binary":

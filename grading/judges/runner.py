@@ -29,6 +29,7 @@ from ..models import Judge, JudgeCacheEntry, JudgeRun, Judgment
 from . import parsing, plan, prompts
 from .backends import CallFailed, ChatBackend, ChatConfig, cache_key
 from .baseline import baseline_judge
+from .compiled import CompiledCall, compiled_calls, compiled_parse
 from .lease import HEARTBEAT_SECONDS, LeaseLost, lease_claim, lease_held, lease_token, lease_update
 from .ratelimit import endpoint_limiter, endpoint_limits
 from .settings import JudgeSettings, judge_settings_parse
@@ -238,6 +239,20 @@ class _Execution:
     def parsed(self, call: plan.Call, text: str) -> parsing.Outcome:
         return parsing.output_parse(text=text, kind=call.item.kind, options=call.item.options)
 
+    def answers(self, call, text: str | None) -> list[tuple[plan.Call, parsing.Outcome]]:
+        """(criterion call, outcome) of each judgment an answer makes: one, or one per checklist
+        item of a compiled call."""
+        if isinstance(call, CompiledCall):
+            return list(zip(call.calls(), compiled_parse(text=text, call=call)))
+        return [(call, self.parsed(call, text))]
+
+    def add_answer(self, call, text: str, *, calls: int = 0, retries: int = 0, hit: bool = False, **extra) -> None:
+        """Write the judgments of one answer; tokens, cost and the call itself count once, on the first."""
+        for n, (single, outcome) in enumerate(self.answers(call, text)):
+            once = extra if n == 0 else {k: v for k, v in extra.items() if k not in ("tokens_in", "tokens_out", "cost_usd")}
+            self.writer.add(self.judgment(single, outcome, raw=text, **once), calls=calls if n == 0 else 0,
+                            retries=retries if n == 0 else 0, hit=hit)
+
     # -- baseline: deterministic and local, no pool and no cache needed ---------------------
     def baseline(self, calls: Iterable[plan.Call]) -> None:
         for call in calls:
@@ -285,7 +300,7 @@ class _Execution:
                 if text is None:
                     yield call, messages, key
                     continue
-                self.writer.add(self.judgment(call, self.parsed(call, text), raw=text, cached=True), hit=True)
+                self.add_answer(call, text, hit=True, cached=True)
                 self.writer.maybe_flush()
 
     def _pump(self, pool, source, backend, *, window: int) -> None:
@@ -325,16 +340,16 @@ class _Execution:
             completion = future.result()
         except CallFailed as exc:
             failed = parsing.Outcome(valid=False)
-            self.writer.add(self.judgment(call, failed, error=str(exc)), calls=exc.attempts and 1, retries=max(0, exc.attempts - 1))
+            singles = call.calls() if isinstance(call, CompiledCall) else [call]
+            for n, single in enumerate(singles):
+                self.writer.add(self.judgment(single, failed, error=str(exc)), calls=(exc.attempts and 1) if n == 0 else 0,
+                                retries=max(0, exc.attempts - 1) if n == 0 else 0)
             return
         cost = call_cost(judge=self.judge, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
         self.writer.add_cache(key=key, model=self.judge.model, text=completion.text, tokens_in=completion.tokens_in,
                               tokens_out=completion.tokens_out)
-        self.writer.add(
-            self.judgment(call, self.parsed(call, completion.text), raw=completion.text, tokens_in=completion.tokens_in,
-                          tokens_out=completion.tokens_out, latency_ms=completion.latency_ms, cost_usd=cost),
-            calls=1, retries=completion.attempts - 1,
-        )
+        self.add_answer(call, completion.text, calls=1, retries=completion.attempts - 1, tokens_in=completion.tokens_in,
+                        tokens_out=completion.tokens_out, latency_ms=completion.latency_ms, cost_usd=cost)
 
 
 def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sleep, on_flush: Callable | None = None) -> RunSummary:
@@ -362,11 +377,12 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
             lease_update(run=run, token=token, status=JudgeRun.FINISHED, finished_at=timezone.now(), lease_owner="")
         else:
             settings = judge_settings_parse(judge.settings)
-            total = plan.plan_count(project=judge.project, scope=run.scope, samples=judge.samples)
+            is_compiled = settings.compiled and judge.backend == Judge.OPENAI
+            total = plan.plan_count(project=judge.project, scope=run.scope, samples=judge.samples, compiled=is_compiled)
             _recount(run)
             # Failed calls are redone now; they are counted again if they fail again.
             lease_update(run=run, token=token, total_calls=total, failed_calls=0)
-            pending = _pending(run, judge)
+            pending = _pending(run, judge, compiled=is_compiled)
             writer = _Writer(run, on_flush, token)
             execution = _Execution(run, settings, writer, sleep)
             if judge.backend == Judge.BASELINE:
@@ -396,12 +412,17 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
     return run_summary(run=run, seconds=elapsed)
 
 
-def _pending(run: JudgeRun, judge: Judge):
+def _pending(run: JudgeRun, judge: Judge, *, compiled: bool = False):
     """The calls of ``run`` not answered yet, a chunk of responses at a time (the plan and the
-    answered keys of one chunk in memory, never the whole run's)."""
-    for items in plan.plan_items(project=judge.project, scope=run.scope):
+    answered keys of one chunk in memory, never the whole run's). In compiled mode a call is one
+    trait's checklist, pending while any of its items is."""
+    for items in plan.plan_items(project=judge.project, scope=run.scope, compiled=compiled):
         finished = set(Judgment.objects.filter(run=run, error="", response_id__in={i.response_pk for i in items})
                        .values_list("response_id", "criterion_id", "sample"))
+        if compiled:
+            yield from (c for c in compiled_calls(items=items, samples=judge.samples)
+                        if any(key not in finished for key in c.keys))
+            continue
         for call in plan.plan_calls(items=items, samples=judge.samples):
             if call.key not in finished:
                 yield call

@@ -10,7 +10,9 @@ provider's limits for the judge's endpoint, shared with every judge on it, see `
 ``min_evidence`` (0: the criterion's own minimum applies; a larger
 number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``threshold``
 (baseline coverage, 0.5), and for panels ``members`` (judge names), ``vote``
-(majority / weighted / unanimous / any) and ``weights`` ({name: weight}).
+(majority / weighted / unanimous / any) and ``weights`` ({name: weight}); ``compiled`` (false:
+RULERS compiled mode, one call per trait with its locked checklist and the response as a numbered
+sentence bank, see ``compiled``).
 """
 from dataclasses import dataclass, field
 
@@ -18,7 +20,7 @@ VOTE_RULES = ("majority", "weighted", "unanimous", "any")
 KNOWN_KEYS = {
     "json_mode", "timeout_seconds", "max_tokens", "backoff_base_seconds", "backoff_max_seconds", "shuffle_options",
     "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights", "reasoning_effort",
-    "requests_per_minute", "tokens_per_minute",
+    "requests_per_minute", "tokens_per_minute", "compiled",
 }
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
@@ -50,6 +52,7 @@ class JudgeSettings:
     members: list[str] = field(default_factory=list)
     vote: str = "majority"
     weights: dict[str, float] = field(default_factory=dict)
+    compiled: bool = False
 
 
 def _number(data: dict, key: str, default, *, minimum: float = 0.0, integer: bool = False):
@@ -123,4 +126,5 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
         members=list(members),
         vote=vote,
         weights={k: float(w) for k, w in weights.items()},
+        compiled=_flag(data, "compiled", False),
     )

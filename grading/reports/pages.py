@@ -19,13 +19,17 @@ from .scores import response_scores
 from .stability import KINDS as STABILITY_KINDS
 from .stability import by_kind as stability_by_kind
 from .stability import sample_values as stability_values
+from .traits import traits_page
 
-PAGES = ("agreement", "coverage", "judges", "bias", "calibration")
+# The report pages with their navigation labels (the pages' nav, the project page and the admin index).
+PAGE_LABELS = {"agreement": "Agreement", "coverage": "Coverage", "judges": "Judges", "bias": "Bias",
+               "calibration": "Calibration", "traits": "Traits"}
+PAGES = tuple(PAGE_LABELS)
 # The parameters a page has when its URL carries no query (the views produce exactly these).
 DEFAULT_PARAMS = {
     "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None}, "judges": {"strategy": "zero"},
     "bias": {"reference": None, "scale": "native", "criterion": "all", "human": "mean"},
-    "calibration": {"reference": None, "strategy": "skip"},
+    "calibration": {"reference": None, "strategy": "skip"}, "traits": {"source": None, "reference": None},
 }
 HISTOGRAM_BINS = 10
 
@@ -283,7 +287,7 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
 
 PAGE_FUNCTIONS = {
     "agreement": agreement_page, "coverage": coverage_page, "judges": judges_page, "bias": bias_page,
-    "calibration": calibration_page,
+    "calibration": calibration_page, "traits": traits_page,
 }
 
 

@@ -145,3 +145,49 @@ def trait_scores_compute(*, inputs: ReportInputs, source, reference=None) -> dic
             out["qwk"][info["id"]] = _qwk([a for a, _ in both], [b for _, b in both], info["lo"], info["hi"])
     return out
 
+
+
+def traits_page(*, project, source: str | None = None, reference: str | None = None) -> dict:
+    """The traits page: each response's trait score under a source and a reference, QWK and the
+    score distributions per trait. Defaults: the first compiled judge (else the first judge)
+    against the first cohort."""
+    from grading.sources import project_sources
+
+    from . import services
+
+    inputs = ReportInputs(project)
+    traits = Traits(inputs)
+    sources = project_sources(project=project)
+    choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
+    if not traits.items:
+        return {"traits": [], "sources": choices, "source": None, "reference": None, "tables": {}}
+    judges = [j for j in sources["judges"] if j.obj.backend != "panel"]
+    compiled = [j for j in judges if (j.obj.settings or {}).get("compiled")]
+    source = source or next((j.spec for j in compiled + judges), None) or (sources["cohorts"][0].spec if sources["cohorts"] else "gold")
+    if reference == "none":
+        reference = None
+    else:
+        reference = reference or next((c.spec for c in sources["cohorts"] if c.spec != source), None)
+    mine = services.trait_scores_report(project=project, source=source, reference=reference, inputs=inputs)
+    theirs = services.trait_scores_report(project=project, source=reference, inputs=inputs) if reference else {"responses": {}}
+    rows, distributions = [], {}
+    for trait, info in mine["traits"].items():
+        scale = list(range(int(np.ceil(info["lo"])), int(np.floor(info["hi"])) + 1))
+        a = [s[trait] for s in mine["responses"].values() if trait in s]
+        b = [s[trait] for s in theirs["responses"].values() if trait in s]
+        distributions[trait] = {"scale": scale, "source": [a.count(v) for v in scale], "reference": [b.count(v) for v in scale]}
+        for response in sorted(set(mine["responses"]) | set(theirs["responses"])):
+            ours, other = mine["responses"].get(response, {}).get(trait), theirs["responses"].get(response, {}).get(trait)
+            if ours is not None or other is not None:
+                rows.append([response, trait, ours, other])
+    qwk = mine.get("qwk") or {}
+    return {
+        "traits": list(mine["traits"]), "sources": choices, "source": source, "reference": reference,
+        "trait_info": mine["traits"], "qwk": qwk, "distributions": distributions,
+        "tables": {
+            "traits": {"columns": ["trait", "lo", "hi", "items", "min_evidence", "gate", "scored", f"qwk vs {reference}"],
+                       "rows": [[t, i["lo"], i["hi"], i["items"], i["min_evidence"], i["gate"], i["n_scored"], qwk.get(t)]
+                                for t, i in mine["traits"].items()]},
+            "scores": {"columns": ["response", "trait", source, reference or "reference"], "rows": rows},
+        },
+    }

@@ -10,4 +10,5 @@ urlpatterns = [
     path("judges/", views.judges_report_page, name="report-judges"),
     path("bias/", views.bias_report_page, name="report-bias"),
     path("calibration/", views.calibration_report_page, name="report-calibration"),
+    path("traits/", views.traits_report_page, name="report-traits"),
 ]

@@ -18,12 +18,13 @@ from grading.sources import source_parse
 
 from . import charts
 from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
+from .pages import PAGE_LABELS
 from .services import strategy_name
 from .tasks import report_page_task
 
 # A computation queued this long ago without a result may have lost its worker: offer a retry.
 STUCK_SECONDS = 120
-NAV = [("agreement", "Agreement"), ("coverage", "Coverage"), ("judges", "Judges"), ("bias", "Bias"), ("calibration", "Calibration")]
+NAV = list(PAGE_LABELS.items())
 
 
 def _source_param(request, project, name: str) -> str | None:
@@ -242,3 +243,28 @@ def calibration_report_page(request, slug: str):
                 "strategy": strategy_name(request.GET.get("strategy") or "skip")}
 
     return _render(request, project, "calibration", parse, _calibration_charts)
+
+
+def _traits_charts(result: dict, project: Project) -> dict:
+    out = {}
+    for trait, dist in (result.get("distributions") or {}).items():
+        n_a, n_b = sum(dist["source"]) or 1, sum(dist["reference"]) or 1
+        series = [(result["source"], [c / n_a for c in dist["source"]])]
+        if result.get("reference"):
+            series.append((result["reference"], [c / n_b for c in dist["reference"]]))
+        out[trait] = charts.bar_chart(
+            title=f"Trait {trait}: share of responses per score (n = {sum(dist['source'])} and {sum(dist['reference'])})",
+            labels=[str(v) for v in dist["scale"]], series=series,
+        )
+    return out
+
+
+@login_required
+def traits_report_page(request, slug: str):
+    project = _project(request, slug)
+    def parse():
+        none = request.GET.get("reference") == "none"  # no reference asked for (the default is the first cohort)
+        return {"source": _source_param(request, project, "source"),
+                "reference": "none" if none else _source_param(request, project, "reference")}
+
+    return _render(request, project, "traits", parse, _traits_charts)

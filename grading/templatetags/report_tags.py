@@ -6,18 +6,24 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from annotation.access import projects_for
+from grading.reports.pages import PAGE_LABELS
 
 register = template.Library()
 
-PAGES = [("agreement", "Agreement"), ("coverage", "Coverage"), ("judges", "Judges"), ("bias", "Bias"), ("calibration", "Calibration")]
+PAGES = list(PAGE_LABELS.items())
+
+
+@register.simple_tag
+def report_links(project):
+    """Links to every report page of ``project``, separated by dots."""
+    return format_html_join(
+        " · ", '<a href="{}">{}</a>', ((reverse(f"report-{page}", args=[project.slug]), label) for page, label in PAGES)
+    )
 
 
 @register.simple_tag
 def project_reports(project):
-    links = format_html_join(
-        " · ", '<a href="{}">{}</a>', ((reverse(f"report-{page}", args=[project.slug]), label) for page, label in PAGES)
-    )
-    return format_html('<h2>Reports</h2><p class="report-links">{}</p>', links)
+    return format_html('<h2>Reports</h2><p class="report-links">{}</p>', report_links(project))
 
 
 @register.simple_tag(takes_context=True)
