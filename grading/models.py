@@ -35,10 +35,11 @@ class PromptTemplate(models.Model):
 
 
 class Judge(models.Model):
-    OPENAI, BASELINE, REPLAY, PANEL = "openai", "baseline", "replay", "panel"
+    OPENAI, BASELINE, REPLAY, PANEL, CALIBRATED = "openai", "baseline", "replay", "panel", "calibrated"
     BACKENDS = [
         (OPENAI, "OpenAI-compatible chat completions"), (BASELINE, "offline baseline"),
         (REPLAY, "replay of imported judgments"), (PANEL, "panel of judges (vote)"),
+        (CALIBRATED, "another judge's calibrated scores (manage.py calibrate)"),
     ]
     ATTRIBUTED, ANONYMIZED = "attributed", "anonymized"
     CONDITIONS = [(ATTRIBUTED, "attributed"), (ANONYMIZED, "anonymized")]

@@ -10,6 +10,7 @@ rejected and said so in the item's explanation). Each item's answer becomes that
 criterion's judgment; the trait score is derived from them by ``metrics.trait_score`` (its
 evidence gate counts the quotes kept here) when reports read them.
 """
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -88,6 +89,15 @@ class CompiledPrompts:
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
+_REJECTED = re.compile(r"\[rejected quotes? \((\d+)\): ")
+
+
+def rejected_quotes(explanation: str | None) -> int:
+    """How many quotes ``compiled_parse`` rejected for an item (it says so in the explanation)."""
+    found = _REJECTED.search(explanation or "")
+    return int(found.group(1)) if found else 0
+
+
 def quote_anchored(*, quote: object, sentences: list[Sentence]) -> tuple[str | None, str]:
     """(the quote's text, "") when it is verbatim (whitespace normalized) in the sentence it
     names; (None, why) otherwise."""
@@ -138,7 +148,7 @@ def compiled_parse(*, text: str | None, call: CompiledCall) -> list[Outcome]:
                 kept.append(found)
             elif found is None:
                 rejected.append(why)
-        note = f" [rejected quote{'s' if len(rejected) > 1 else ''}: {'; '.join(rejected)}]" if rejected else ""
+        note = f" [rejected quote{'s' if len(rejected) > 1 else ''} ({len(rejected)}): {'; '.join(rejected)}]" if rejected else ""
         outcomes.append(Outcome(valid=True, option_label=option["label"], value=float(option["value"]),
                                 explanation=f"{explanation}{note}".strip(), evidence=kept))
     return outcomes

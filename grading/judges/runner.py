@@ -372,7 +372,7 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
         lease_update(run=run, token=token, config=run_config(judge))
         if judge.backend == Judge.PANEL:
             raise ValueError(f"judge {judge.name!r} is a panel: it votes over its members' judgments and is not run")
-        if judge.backend == Judge.REPLAY:
+        if judge.backend in (Judge.REPLAY, Judge.CALIBRATED):  # stored judgments: nothing to call
             _replay(run)
             lease_update(run=run, token=token, status=JudgeRun.FINISHED, finished_at=timezone.now(), lease_owner="")
         else:

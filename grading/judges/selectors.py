@@ -276,6 +276,9 @@ def _subtitle(judge: Judge) -> str:
         return "offline baseline (lexical)"
     if judge.backend == Judge.REPLAY:
         return f"imported · {judge.model or 'unknown model'} · {judge.condition}"
+    if judge.backend == Judge.CALIBRATED:
+        info = (judge.settings or {}).get("calibration") or {}
+        return f"calibrated scores of {info.get('judge', '?')} against {info.get('reference', '?')}"
     return f"{judge.model or judge.backend} · {judge.condition}"
 
 

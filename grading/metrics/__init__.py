@@ -110,6 +110,9 @@ _SOURCES = {
     "ensemble_vote": "ensemble",
     "evaluate_calibration": "calibration",
     "fit_quantile_map": "calibration",
+    "fit_ridge_calibration": "calibration",
+    "RidgeCalibration": "calibration",
+    "split_by_size": "calibration",
     "gold_decide": "decisions",
     "human_llm_bias": "bias",
     "judge_fidelity": "judges",
@@ -247,4 +250,7 @@ __all__ = [
     "unit_scale",
     "word_count",
     "trait_score",
+    "fit_ridge_calibration",
+    "RidgeCalibration",
+    "split_by_size",
 ]

@@ -129,3 +129,44 @@ def evaluate_calibration(
         qwk_before=before.qwk,
         qwk_after=after.qwk,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class RidgeCalibration:
+    """RULERS phase III: a ridge regression from the judge's features to the human score (the
+    latent z), then z quantile-mapped onto the human calibration scores and snapped to the
+    nearest level of the human scale."""
+
+    model: object
+    qmap: QuantileMap
+    levels: tuple[float, ...]
+
+    def __call__(self, features) -> np.ndarray:
+        z = self.model.predict(np.asarray(features, dtype=float))
+        return snap_to_levels(self.qmap(z), self.levels)
+
+
+def fit_ridge_calibration(features, human, *, levels: Sequence[float], alpha: float = 1.0) -> RidgeCalibration:
+    """Fit on the calibration split: ``features`` (n × k), ``human`` scores (n)."""
+    from sklearn.linear_model import Ridge
+
+    x = np.asarray(features, dtype=float)
+    y = _finite(human, "human")
+    if x.ndim != 2 or x.shape[0] != y.size or np.isnan(x).any():
+        raise MetricError("features must be one complete row per human score")
+    grid = np.unique(_finite(levels, "levels"))
+    if grid.size < 2:
+        raise MetricError("the human scale needs at least two levels")
+    model = Ridge(alpha=alpha).fit(x, y)
+    return RidgeCalibration(model=model, qmap=fit_quantile_map(model.predict(x), y), levels=tuple(float(v) for v in grid))
+
+
+def split_by_size(items, *, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded split of the distinct items into (calibration of ``size`` items, the rest), each
+    sorted; at least one item on each side."""
+    unique = np.unique(np.asarray(items))
+    if unique.size < 2:
+        raise MetricError("a calibration split needs at least two items")
+    n_cal = min(max(int(size), 1), unique.size - 1)
+    order = np.random.default_rng(seed).permutation(unique.size)
+    return np.sort(unique[order[:n_cal]]), np.sort(unique[order[n_cal:]])

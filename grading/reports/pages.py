@@ -276,9 +276,16 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
         for model, p in [("(pooled)", check.pooled), *sorted(check.per_model.items())]:
             verbosity.append([source.spec, str(model), p.n, as_number(p.pearson_r), as_number(p.pearson_p),
                               as_number(p.spearman_rho), as_number(p.spearman_p)])
+    stored = [dict((j.obj.settings or {}).get("calibration") or {}, source=j.spec) for j in judges
+              if j.obj.backend == "calibrated"]
     return {
-        "reference": ref.spec, "strategy": strategy, "calibration": calibration,
+        "reference": ref.spec, "strategy": strategy, "calibration": calibration, "stored": stored,
         "tables": {
+            "stored": _table(["source", "from", "reference", "criterion", "n_calibration", "n_holdout", "qwk_before",
+                              "qwk_after"],
+                             [[c["source"], c.get("judge"), c.get("reference"), c.get("criterion") or "(traits)",
+                               c.get("n_calibration"), c.get("n_holdout"), c.get("qwk_before"), c.get("qwk_after")]
+                              for c in stored]),
             "calibration": _table(["judge", "reference", "n_items", "n_calibration", "n_holdout", "qwk_before", "qwk_after"], calibration),
             "verbosity": _table(["source", "model", "n", "pearson_r", "pearson_p", "spearman_rho", "spearman_p"], verbosity),
         },

@@ -172,3 +172,19 @@ def trait_scores_report(*, project, source: str, reference: str | None = None, i
         params={"source": src.spec, "reference": ref.spec if ref else None},
         compute=_counted(inputs, lambda: traits.trait_scores_compute(inputs=inputs, source=src, reference=ref)),
     )
+
+
+def calibrate_run(*, project, source: str, reference: str, criterion: str | None = None,
+                  calibration_size: int | None = None, seed: int = 0) -> dict:
+    """Calibrate a judge against a reference and store ``judge:NAME@calibrated`` (result of
+    ``calibrated.calibrate_compute``). Not cached: it writes."""
+    project = report_project(slug=project)
+    src, ref = source_parse(text=source, project=project), source_parse(text=reference, project=project)
+    if calibration_size is not None and calibration_size < 1:
+        raise ValueError("the calibration size must be at least 1")
+    from . import calibrated
+
+    inputs = ReportInputs(project)
+    return {**calibrated.calibrate_compute(inputs=inputs, source=src, reference=ref, criterion=criterion,
+                                           calibration_size=calibration_size, seed=seed),
+            "n_excluded_cases": inputs.n_excluded_cases}

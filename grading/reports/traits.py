@@ -30,7 +30,8 @@ from .scores import decision_values
 class Traits:
     """The traits of a project: trait pk → (external id, lo, hi, item pks, rule)."""
 
-    def __init__(self, inputs: ReportInputs):
+    def __init__(self, inputs: ReportInputs, *, only: int | None = None):
+        """``only``: that trait alone."""
         criteria = inputs.criteria
         items = criteria[criteria["checklist_of"].astype(str) != ""]
         by_version = {(v, ext): pk for pk, v, ext in zip(criteria.index, criteria["rubric_version_id"],
@@ -39,7 +40,7 @@ class Traits:
         self.items: dict[int, list[int]] = defaultdict(list)
         for pk, version, trait in zip(items.index, items["rubric_version_id"], items["checklist_of"]):
             trait_pk = by_version.get((version, trait))
-            if trait_pk is not None:
+            if trait_pk is not None and only in (None, trait_pk):
                 self.items[int(trait_pk)].append(int(pk))
         self.info = {}
         for trait_pk in self.items:

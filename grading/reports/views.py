@@ -224,10 +224,20 @@ def bias_report_page(request, slug: str):
 
 
 def _calibration_charts(result: dict, project: Project) -> dict:
+    out = {}
+    for stored in result.get("stored", []):
+        dist, n = stored.get("distributions") or {}, max(1, stored.get("n_holdout") or 0)
+        if dist:
+            out[f"stored:{stored['source']}"] = charts.bar_chart(
+                title=f"{stored['source']}: held-out score distributions, human ({stored.get('reference')}), raw and "
+                      f"calibrated (n = {stored.get('n_holdout')} items)",
+                labels=[f"{v:g}" for v in stored.get("levels", [])],
+                series=[(name, [c / n for c in dist.get(name, [])]) for name in ("human", "raw", "calibrated")],
+            )
     rows = [r for r in result.get("calibration", []) if r[5] is not None or r[6] is not None]
     if not rows:
-        return {}
-    return {"qwk": charts.bar_chart(
+        return out
+    return {**out, "qwk": charts.bar_chart(
         title=f"QWK against {result['reference']} on held-out responses, before and after quantile mapping "
               f"(n = {sum(r[4] or 0 for r in rows):,} held-out responses)",
         labels=[r[0] for r in rows], series=[("raw", [r[5] for r in rows]), ("calibrated", [r[6] for r in rows])],

@@ -58,10 +58,13 @@ def test_a_compiled_judge_scores_traits_with_anchored_quotes(db, tmp_path, chat_
               .select_related("response", "criterion")}
     assert stored[("r1", "clarity-a")].evidence == ["Call  now."] and stored[("r1", "clarity-a")].option_label == "clear"
     assert stored[("r1", "clarity-b")].evidence == []
-    assert "rejected quote: sentence 2 does not contain 'Take aspirin daily.'" in stored[("r1", "clarity-b")].explanation
-    assert "rejected quote: sentence 1 does not contain 'Take aspirin.'" in stored[("r1", "clarity-c")].explanation
+    assert "rejected quote (1): sentence 2 does not contain 'Take aspirin daily.'" in stored[("r1", "clarity-b")].explanation
+    assert "rejected quote (1): sentence 1 does not contain 'Take aspirin.'" in stored[("r1", "clarity-c")].explanation
     assert "sentence 9 is not one of the answer's 2 sentences" in stored[("r2", "clarity-c")].explanation
     assert not stored[("r3", "clarity-a")].valid
+    from grading.judges.compiled import rejected_quotes
+
+    assert [rejected_quotes(stored[("r1", k)].explanation) for k in ("clarity-a", "clarity-b", "clarity-c")] == [0, 1, 1]
     run = JudgeRun.objects.get(judge=judge)
     assert (run.total_calls, run.done_calls, run.invalid_count) == (9, 9, 3)
 
