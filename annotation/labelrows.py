@@ -34,7 +34,7 @@ _K = Case._meta.db_table
 ASSIGNMENT_COLUMNS = ("id", "project_id", "cohort_id", "response_id", "annotator_id", "status", "position")
 CRITERION_COLUMNS = (
     "id", "project_id", "case_id", "rubric_version_id", "external_id", "position", "text", "kind", "weight",
-    "options", "tags", "min_evidence", "checklist_of", "guidance",
+    "options", "tags", "min_evidence", "checklist_of", "variants", "guidance",
 )
 LABEL_COLUMNS = (
     "id", "project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",

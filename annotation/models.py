@@ -123,6 +123,10 @@ class Criterion(models.Model):
         help_text="RULERS compiled rubric: the trait (an ordinal criterion of the same rubric) this checklist item "
                   "belongs to; its options are 0 / 1 / 2 (not present / partially / clearly).",
     )
+    variants = models.JSONField(
+        default=dict, blank=True,
+        help_text='Alternative texts for rubric-perturbation runs, e.g. {"paraphrased": "..."}. Not part of the rubric version.',
+    )
     guidance = models.TextField(blank=True, default="", db_default="",
                                 help_text="How to apply the criterion, for annotators (Markdown). Not part of the "
                                           "rubric version: editing it changes no criterion's meaning.")

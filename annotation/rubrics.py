@@ -51,10 +51,12 @@ def criterion_spec(criterion: Criterion) -> dict:
 
 
 def criterion_bundle_spec(criterion: Criterion) -> dict:
-    """A stored criterion as a bundle writes it: its spec and, when it has one, its guidance."""
+    """A stored criterion as a bundle writes it: its spec and, when it has them, its guidance and variants."""
     spec = criterion_spec(criterion)
     if criterion.guidance:
         spec["guidance"] = criterion.guidance
+    if criterion.variants:
+        spec["variants"] = criterion.variants
     return spec
 
 
@@ -174,7 +176,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
                 to_create.append((
                     project.pk, case.pk if case else None, version.pk, spec["criterion_id"], position, spec["text"],
                     spec["kind"], spec["weight"], json.dumps(spec["options"]), json.dumps(spec["tags"]),
-                    spec["min_evidence"], spec.get("checklist_of", ""),
+                    spec["min_evidence"], spec.get("checklist_of", ""), "{}",
                 ))
                 continue
             criterion.text, criterion.kind, criterion.weight = spec["text"], spec["kind"], spec["weight"]
@@ -186,7 +188,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
         insert_rows(
             Criterion._meta.db_table,
             ("project_id", "case_id", "rubric_version_id", "external_id", "position", "text", "kind", "weight",
-             "options", "tags", "min_evidence", "checklist_of"),
+             "options", "tags", "min_evidence", "checklist_of", "variants"),  # variants: set by _guidance_apply
             to_create,
         )
     if to_update:
@@ -217,16 +219,21 @@ def _checklists_check(canonical: list[dict], *, case: Case | None) -> None:
 
 
 def _guidance_apply(*, project: Project, scopes) -> None:
-    """The guidance the specs give (``specs.criterion_guidance``; a spec without the key leaves
-    the stored guidance as it is) written to their criteria, outside the rubric versions."""
-    wanted = {spec["criterion_id"]: spec["guidance"] for _, specs in scopes for spec in specs
-              if isinstance(spec, dict) and isinstance(spec.get("guidance"), str)}
-    if not wanted:
+    """The guidance and variants the specs give (``specs.criterion_guidance``,
+    ``specs.criterion_variants``; a spec without the key leaves what is stored as it is) written
+    to their criteria, outside the rubric versions."""
+    wanted = {field: {spec["criterion_id"]: spec[field] for _, specs in scopes for spec in specs
+                      if isinstance(spec, dict) and spec.get(field) is not None}
+              for field in ("guidance", "variants")}
+    if not any(wanted.values()):
         return
-    changed = [Criterion(pk=pk, guidance=wanted[ext]) for pk, ext, guidance in
-               Criterion.objects.filter(project=project).order_by().values_list("pk", "external_id", "guidance")
-               if ext in wanted and wanted[ext] != guidance]
-    Criterion.objects.bulk_update(changed, ["guidance"], batch_size=2000)
+    changed = []
+    for pk, ext, guidance, variants in (Criterion.objects.filter(project=project).order_by()
+                                        .values_list("pk", "external_id", "guidance", "variants")):
+        new_guidance, new_variants = wanted["guidance"].get(ext, guidance), wanted["variants"].get(ext, variants)
+        if (new_guidance, new_variants) != (guidance, variants):
+            changed.append(Criterion(pk=pk, guidance=new_guidance, variants=new_variants))
+    Criterion.objects.bulk_update(changed, ["guidance", "variants"], batch_size=2000)
 
 
 def criterion_guidance_update(*, criterion: Criterion, guidance: str, by=None, source: str = "") -> bool:

@@ -87,10 +87,11 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
     check_keys(
         obj,
         required=("criterion_id", "text"),
-        optional=("kind", "weight", "options", "tags", "min_evidence", "guidance", "checklist_of"),
+        optional=("kind", "weight", "options", "tags", "min_evidence", "guidance", "checklist_of", "variants"),
         prefix=prefix,
     )
     criterion_guidance(obj, prefix=prefix)
+    criterion_variants(obj, prefix=prefix)
     kind = choice(obj, "kind", (Criterion.BINARY, Criterion.ORDINAL, Criterion.NOMINAL), prefix=prefix, default="binary")
     options = obj.get("options") or []
     if not isinstance(options, list):
@@ -147,6 +148,27 @@ def criterion_guidance(obj: dict, *, prefix: str = "") -> str | None:
     if len(text) > GUIDANCE_MAX:
         raise FieldError(prefix + "guidance", f"field {prefix + 'guidance'!r} may hold at most {GUIDANCE_MAX:,} characters")
     return text
+
+
+VARIANTS = ("paraphrased",)
+
+
+def criterion_variants(obj: dict, *, prefix: str = "") -> dict | None:
+    """A criterion spec's ``variants`` (alternative texts for rubric-perturbation runs:
+    ``{"paraphrased": "..."}``), checked; None when it has none. Like guidance, not in the
+    canonical form: a variant is a test of the judge, not a change of the criterion."""
+    if "variants" not in obj:
+        return None
+    value = obj["variants"]
+    where = prefix + "variants"
+    if not isinstance(value, dict):
+        raise FieldError(where, f"field {where!r} must be an object such as {{\"paraphrased\": \"...\"}}")
+    for name, text in value.items():
+        if name not in VARIANTS:
+            raise FieldError(f"{where}.{name}", f"unknown variant {name!r} (known: {', '.join(VARIANTS)})")
+        if not isinstance(text, str) or not text.strip() or len(text) > GUIDANCE_MAX:
+            raise FieldError(f"{where}.{name}", f"field {where + '.' + name!r} must be a non-empty text")
+    return dict(value)
 
 
 def criterion_canonical(spec: dict) -> dict:

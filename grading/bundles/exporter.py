@@ -131,13 +131,17 @@ class _Export:
         criteria_by_case = {case_id: json_list(content) for case_id, content in cursor_rows(
             RubricVersion.objects.filter(project=self.project, is_current=True, case__isnull=False)
             .values_list("case_id", "content"))}
-        guidance = dict(Criterion.objects.filter(project=self.project, case__isnull=False).exclude(guidance="")
-                        .order_by().values_list("external_id", "guidance"))
-        if guidance:  # kept on the criteria, outside the frozen content (``specs.criterion_guidance``)
+        extras = {ext: (guidance, variants) for ext, guidance, variants in
+                  Criterion.objects.filter(project=self.project, case__isnull=False)
+                  .exclude(guidance="", variants={}).order_by().values_list("external_id", "guidance", "variants")}
+        if extras:  # kept on the criteria, outside the frozen content (``specs.criterion_guidance``, ``criterion_variants``)
             for criteria in criteria_by_case.values():
                 for spec in criteria:
-                    if spec["criterion_id"] in guidance:
-                        spec["guidance"] = guidance[spec["criterion_id"]]
+                    guidance, variants = extras.get(spec["criterion_id"], ("", {}))
+                    if guidance:
+                        spec["guidance"] = guidance
+                    if variants:
+                        spec["variants"] = variants
         for case in Case.objects.filter(project=self.project).order_by("position", "pk").iterator(chunk_size=2000):
             if case.pk in self.excluded:
                 continue

@@ -14,6 +14,7 @@ from annotation.specs import (  # noqa: F401 - the importer's validators, re-exp
     choice,
     criterion_clean,
     criterion_guidance,
+    criterion_variants,
     integer,
     number,
     string,
@@ -24,12 +25,16 @@ SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 
 def criterion(obj: object, *, prefix: str) -> dict:
-    """A bundle's criterion: ``criterion_clean``'s canonical form, plus ``guidance`` when given
-    (kept outside the rubric version's hash; ``rubrics_freeze`` stores it on the criterion)."""
+    """A bundle's criterion: ``criterion_clean``'s canonical form, plus ``guidance`` and
+    ``variants`` when given (kept outside the rubric version's hash; ``rubrics_freeze`` stores them
+    on the criterion)."""
     spec = criterion_clean(obj, prefix=prefix)
     guidance = criterion_guidance(obj, prefix=prefix)
     if guidance is not None:
         spec["guidance"] = guidance
+    variants = criterion_variants(obj, prefix=prefix)
+    if variants is not None:
+        spec["variants"] = variants
     return spec
 
 

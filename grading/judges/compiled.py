@@ -49,15 +49,17 @@ class CompiledCall:
         return [Call(i, self.sample) for i in self.items]
 
 
-def compiled_calls(*, items: Iterable[Item], samples: int) -> Iterator[CompiledCall]:
-    """The items of a plan chunk grouped per (response, trait), in rubric order, × samples."""
+def compiled_calls(*, items: Iterable[Item], samples: int, reverse: bool = False) -> Iterator[CompiledCall]:
+    """The items of a plan chunk grouped per (response, trait), in rubric order (reversed in a
+    ``reversed`` rubric-perturbation run), × samples."""
     groups: dict[tuple[int, str], list[Item]] = {}
     for item in items:
         if item.checklist_of:
             groups.setdefault((item.response_pk, item.checklist_of), []).append(item)
     for (_, trait), listed in groups.items():
+        ordered = tuple(reversed(listed)) if reverse else tuple(listed)
         for s in range(max(1, samples)):
-            yield CompiledCall(tuple(listed), trait, s)
+            yield CompiledCall(ordered, trait, s)
 
 
 class CompiledPrompts:
@@ -68,9 +70,12 @@ class CompiledPrompts:
                        .values_list("rubric_version_id", "external_id", "text")}
         self.hashes = dict(RubricVersion.objects.filter(project=project).values_list("pk", "content_hash"))
 
-    def messages(self, call: CompiledCall, *, conversation: str, author: str) -> list[dict]:
+    def messages(self, call: CompiledCall, *, conversation: str, author: str, settings=None) -> list[dict]:
+        from .plan import criterion_text
+
         item = call.item
-        checklist = "\n".join(f"{n}. {i.criterion_text}" for n, i in enumerate(call.items, 1))
+        checklist = "\n".join(f"{n}. {criterion_text(i, settings) if settings else i.criterion_text}"
+                               for n, i in enumerate(call.items, 1))
         bank = "\n".join(f"[{s.id}] {s.text}" for s in sentence_bank(item.response_text))
         user = (
             f"<conversation>\n{conversation}\n</conversation>\n\n"

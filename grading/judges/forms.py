@@ -176,10 +176,15 @@ class RunStartForm(forms.Form):
     criteria = forms.CharField(required=False, help_text="Criterion ids (empty: all)")
     budget_usd = forms.DecimalField(required=False, min_value=0, max_digits=12, decimal_places=4, label="Budget (USD)",
                                     help_text="The run pauses when its cost reaches this (empty: no cap).")
+    variant = forms.ChoiceField(required=False, label="Rubric", choices=[
+        ("", "as written"), ("reversed", "reversed (options and checklists last to first)"),
+        ("paraphrased", "paraphrased (the bundle's alternative criterion texts)")],
+        help_text="A variant runs as its own judge, NAME~variant, for the robustness table.")
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judge"].queryset = Judge.objects.filter(project=project).exclude(backend=Judge.PANEL).order_by("name")
+        self.fields["judge"].queryset = (Judge.objects.filter(project=project)
+                                         .exclude(backend__in=(Judge.PANEL, Judge.CALIBRATED)).order_by("name"))
 
     def scope(self) -> dict:
         return {k: _ids(self.cleaned_data.get(k) or "") for k in ("cases", "models", "criteria") if self.cleaned_data.get(k)}

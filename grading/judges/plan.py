@@ -37,6 +37,7 @@ class Item:
     min_evidence: int
     rubric_version_id: int
     checklist_of: str = ""  # the trait a checklist item scores (compiled mode groups by it)
+    variants: dict | None = None  # alternative texts for rubric-perturbation runs ({"paraphrased": ...})
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK, compiled
     responses, criteria = _scoped(project=project, scope=scope, compiled=compiled)
     by_version: dict[int, list[tuple]] = defaultdict(list)
     for row in criteria.order_by("rubric_version_id", "position").values_list(
-        "pk", "rubric_version_id", "text", "kind", "options", "min_evidence", "checklist_of"
+        "pk", "rubric_version_id", "text", "kind", "options", "min_evidence", "checklist_of", "variants"
     ):
         by_version[row[1]].append(row)
     after = None
@@ -92,9 +93,9 @@ def plan_items(*, project, scope: dict | None, chunk: int = PLAN_CHUNK, compiled
             return
         items = []
         for pk, text, model, case_pk, version, _ in rows:
-            for c_pk, _, c_text, kind, options, min_evidence, checklist_of in by_version.get(version, []):
+            for c_pk, _, c_text, kind, options, min_evidence, checklist_of, variants in by_version.get(version, []):
                 items.append(Item(pk, text, model, case_pk, c_pk, c_text, kind, options or [], min_evidence, version,
-                                  checklist_of))
+                                  checklist_of, variants or None))
         yield items
         after = (rows[-1][5], rows[-1][0])
 
@@ -161,7 +162,7 @@ class PromptBuilder:
 
                 self.compiled = CompiledPrompts(self.judge.project)
             return self.compiled.messages(call, conversation=self.conversations.get(call.item.case_pk, ""),
-                                          author=self.author(call.item))
+                                          author=self.author(call.item), settings=self.settings)
         item = call.item
         options = None
         if item.kind != "binary":
@@ -169,13 +170,23 @@ class PromptBuilder:
                 options=item.options, shuffle=self.settings.shuffle_options,
                 seed=f"{self.settings.shuffle_seed}:{item.response_pk}:{item.criterion_pk}:{call.sample}",
             )
+            if self.settings.variant == "reversed":
+                options = list(reversed(options))
         return prompts.messages_render(
             template=self.template, kind=item.kind, conversation=self.conversations.get(item.case_pk, ""),
-            author=self.author(item), response_text=item.response_text, criterion_text=item.criterion_text,
+            author=self.author(item), response_text=item.response_text, criterion_text=criterion_text(item, self.settings),
             options=options, examples=self.examples(item),
             min_evidence=max(item.min_evidence, self.settings.min_evidence),
             reference_answer=self.references.get(item.case_pk, ""),
         )
+
+
+def criterion_text(item: Item, settings: JudgeSettings) -> str:
+    """The criterion as the judge reads it: its paraphrase in a ``paraphrased`` run (the text
+    itself where the bundle gave none), else its text."""
+    if settings.variant == "paraphrased":
+        return (item.variants or {}).get("paraphrased") or item.criterion_text
+    return item.criterion_text
 
 
 def fewshot_pool(*, project, cohort_name: str) -> tuple[dict[int, list[tuple]], dict[int, str]]:

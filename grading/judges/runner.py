@@ -382,7 +382,7 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
             _recount(run)
             # Failed calls are redone now; they are counted again if they fail again.
             lease_update(run=run, token=token, total_calls=total, failed_calls=0)
-            pending = _pending(run, judge, compiled=is_compiled)
+            pending = _pending(run, judge, compiled=is_compiled, reverse=settings.variant == "reversed")
             writer = _Writer(run, on_flush, token)
             execution = _Execution(run, settings, writer, sleep)
             if judge.backend == Judge.BASELINE:
@@ -412,7 +412,7 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
     return run_summary(run=run, seconds=elapsed)
 
 
-def _pending(run: JudgeRun, judge: Judge, *, compiled: bool = False):
+def _pending(run: JudgeRun, judge: Judge, *, compiled: bool = False, reverse: bool = False):
     """The calls of ``run`` not answered yet, a chunk of responses at a time (the plan and the
     answered keys of one chunk in memory, never the whole run's). In compiled mode a call is one
     trait's checklist, pending while any of its items is."""
@@ -420,10 +420,18 @@ def _pending(run: JudgeRun, judge: Judge, *, compiled: bool = False):
         finished = set(Judgment.objects.filter(run=run, error="", response_id__in={i.response_pk for i in items})
                        .values_list("response_id", "criterion_id", "sample"))
         if compiled:
-            yield from (c for c in compiled_calls(items=items, samples=judge.samples)
+            yield from (c for c in compiled_calls(items=items, samples=judge.samples, reverse=reverse)
                         if any(key not in finished for key in c.keys))
             continue
-        for call in plan.plan_calls(items=items, samples=judge.samples):
+        calls = plan.plan_calls(items=items, samples=judge.samples)
+        if reverse:  # a reversed rubric: each response's criteria asked last to first (one chunk in memory)
+            first, position = {}, {}
+            for n, i in enumerate(items):
+                first.setdefault(i.response_pk, n)
+                position[(i.response_pk, i.criterion_pk)] = n
+            calls = sorted(calls, key=lambda c: (first[c.item.response_pk],
+                                                 -position[(c.item.response_pk, c.item.criterion_pk)], c.sample))
+        for call in calls:
             if call.key not in finished:
                 yield call
 

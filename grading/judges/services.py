@@ -186,6 +186,29 @@ def _budget_clean(budget_usd) -> Decimal | None:
     return budget
 
 
+VARIANT_FIELDS = ("backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples", "concurrency",
+                  "max_retries", "price_in_per_mtok", "price_out_per_mtok", "prompt_template")
+
+
+@transaction.atomic
+def judge_variant(*, judge: Judge, variant: str) -> Judge:
+    """The judge that runs ``judge`` on a rubric variant (issue 13, point 5): ``NAME~reversed``
+    (options and checklists in reverse order) or ``NAME~paraphrased`` (the criteria's paraphrased
+    texts), a copy of its configuration with ``settings.variant`` and ``variant_of``, so its runs
+    and judgments stand beside the original's. Kept in step with the original on every call."""
+    from .settings import RUBRIC_VARIANTS
+
+    if variant not in RUBRIC_VARIANTS:
+        raise ValidationError(f"unknown rubric variant {variant!r}; use {' or '.join(RUBRIC_VARIANTS)}")
+    if judge.backend not in (Judge.OPENAI, Judge.BASELINE) or (judge.settings or {}).get("variant"):
+        raise ValidationError(f"judge {judge.name!r} cannot be run on a rubric variant (it is not a judge that is run, "
+                              "or already a variant)")
+    values = {name: getattr(judge, name) for name in VARIANT_FIELDS}
+    values["settings"] = {**(judge.settings or {}), "variant": variant, "variant_of": judge.name}
+    derived, _ = Judge.objects.update_or_create(project=judge.project, name=f"{judge.name}~{variant}", defaults=values)
+    return derived
+
+
 def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None, budget_usd=None) -> JudgeRun:
     """A queued run of ``judge`` over the project or a slice (not yet queued on Celery).
     ``budget_usd``: the run pauses once its cost reaches it (None: no cap)."""

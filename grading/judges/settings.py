@@ -12,7 +12,9 @@ number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``thr
 (baseline coverage, 0.5), and for panels ``members`` (judge names), ``vote``
 (majority / weighted / unanimous / any) and ``weights`` ({name: weight}); ``compiled`` (false:
 RULERS compiled mode, one call per trait with its locked checklist and the response as a numbered
-sentence bank, see ``compiled``).
+sentence bank, see ``compiled``); ``variant`` (reversed / paraphrased: a rubric-perturbation run,
+options and checklists in reverse order, or the criteria's paraphrased texts) and ``variant_of``
+(the judge it perturbs; ``judges.services.judge_variant``).
 """
 from dataclasses import dataclass, field
 
@@ -20,8 +22,9 @@ VOTE_RULES = ("majority", "weighted", "unanimous", "any")
 KNOWN_KEYS = {
     "json_mode", "timeout_seconds", "max_tokens", "backoff_base_seconds", "backoff_max_seconds", "shuffle_options",
     "shuffle_seed", "min_evidence", "few_shot", "threshold", "members", "vote", "weights", "reasoning_effort",
-    "requests_per_minute", "tokens_per_minute", "compiled",
+    "requests_per_minute", "tokens_per_minute", "compiled", "variant", "variant_of",
 }
+RUBRIC_VARIANTS = ("reversed", "paraphrased")
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 
@@ -53,6 +56,8 @@ class JudgeSettings:
     vote: str = "majority"
     weights: dict[str, float] = field(default_factory=dict)
     compiled: bool = False
+    variant: str = ""
+    variant_of: str = ""
 
 
 def _number(data: dict, key: str, default, *, minimum: float = 0.0, integer: bool = False):
@@ -107,6 +112,12 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
     effort = data.get("reasoning_effort") or ""
     if effort and effort not in REASONING_EFFORTS:
         raise SettingsError("reasoning_effort", f"{effort!r} is not one of {', '.join(REASONING_EFFORTS)}")
+    variant = data.get("variant") or ""
+    if variant and variant not in RUBRIC_VARIANTS:
+        raise SettingsError("variant", f"{variant!r} is not one of {', '.join(RUBRIC_VARIANTS)}")
+    variant_of = data.get("variant_of") or ""
+    if not isinstance(variant_of, str):
+        raise SettingsError("variant_of", "must be the name of the judge this one perturbs")
     return JudgeSettings(
         json_mode=_flag(data, "json_mode", True),
         reasoning_effort=effort,
@@ -127,4 +138,6 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
         vote=vote,
         weights={k: float(w) for k, w in weights.items()},
         compiled=_flag(data, "compiled", False),
+        variant=variant,
+        variant_of=variant_of,
     )

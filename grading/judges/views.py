@@ -59,7 +59,10 @@ def judge_run_start(request, slug: str):
     form = RunStartForm(request.POST, project=project)
     if form.is_valid():
         try:
-            services.judge_run_start(judge=form.cleaned_data["judge"], scope=form.scope(), user=request.user,
+            judge = form.cleaned_data["judge"]
+            if form.cleaned_data.get("variant"):
+                judge = services.judge_variant(judge=judge, variant=form.cleaned_data["variant"])
+            services.judge_run_start(judge=judge, scope=form.scope(), user=request.user,
                                      budget_usd=form.cleaned_data.get("budget_usd"))
         except ValidationError as exc:
             form.add_error(None, exc)

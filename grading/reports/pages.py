@@ -12,7 +12,7 @@ from grading import metrics
 from grading.sources import project_sources
 
 from . import services
-from .agreement import aligned_decisions, binary_pairs
+from .agreement import aligned_decisions, binary_pairs, ordinal_summary
 from .bias import bias_attenuation
 from .inputs import ReportInputs, as_number
 from .scores import response_scores
@@ -137,6 +137,26 @@ def _binary_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.Series:
     return pd.Series(np.where(kind == "binary", (verdict == "met").astype(float), np.nan), index=frame.index)
 
 
+def _variant_rows(judges: list, cohorts: list, comparisons: list[dict], inputs: ReportInputs) -> list[list]:
+    """Rubric-perturbation robustness: each judge run on a rubric variant beside its original,
+    MF1 (binary) and QWK (ordinal) against each cohort."""
+    by_name = {j.name: j for j in judges}
+    mf1 = {(r["a"], r["b"]): (r["mf1"], r["n_decisions"]) for r in comparisons}
+    variants = [j for j in judges if (j.obj.settings or {}).get("variant_of") in by_name]
+    rows = []
+    for base in sorted({(j.obj.settings or {})["variant_of"] for j in variants}):
+        family = [by_name[base]] + sorted((j for j in variants if j.obj.settings["variant_of"] == base), key=lambda j: j.name)
+        for judge in family:
+            for cohort in cohorts:
+                merged, _, _ = aligned_decisions(inputs=inputs, a=cohort, b=judge)
+                ordinal = ordinal_summary(merged, criteria=inputs.criteria)
+                qwk, n_ordinal = ordinal["qwk"], ordinal["n"]
+                value, n_binary = mf1.get((cohort.spec, judge.spec), (None, 0))
+                rows.append([base, (judge.obj.settings or {}).get("variant") or "as written", judge.spec, cohort.spec,
+                             value, n_binary, qwk, n_ordinal])
+    return rows
+
+
 def judges_page(*, project: Project, strategy: str = "zero") -> dict:
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
@@ -179,6 +199,8 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
                                  *[f"mean_sd_{kind}" for kind in STABILITY_KINDS]], stability),
             "robustness": _table(["cohort", "judge", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
                                   "top3_overlap", "top5_overlap"], robustness),
+            "variants": _table(["judge", "rubric", "source", "cohort", "mf1", "n_binary", "qwk", "n_ordinal"],
+                               _variant_rows(judges, cohorts, fidelity, inputs)),
         },
     }
 

@@ -1,4 +1,5 @@
-"""``manage.py run_judge --project SLUG --judge NAME [--resume RUN] [--json]`` (SPEC §5): run a
+"""``manage.py run_judge --project SLUG --judge NAME [--resume RUN] [--variant reversed|paraphrased]
+[--json]`` (SPEC §5): run a
 judge synchronously in this process, for scripts; prints
 ``{"run", "judgments", "invalid", "cache_hits", "calls", "cost_usd", "seconds"}``; calls that
 failed after their retries are stored, and counted, as invalid judgments."""
@@ -9,7 +10,7 @@ from django.core.exceptions import ValidationError
 from annotation.models import Project
 from evalsite.cli import JsonCommand, fail
 from grading.judges.runner import judge_run_execute
-from grading.judges.services import judge_run_create, judge_run_resume
+from grading.judges.services import judge_run_create, judge_run_resume, judge_variant
 from grading.models import Judge, JudgeRun
 
 
@@ -25,6 +26,8 @@ class Command(JsonCommand):
         parser.add_argument("--criteria", nargs="*", default=[], help="criterion ids (default: all)")
         parser.add_argument("--resume", type=int, help="resume this run instead of starting a new one")
         parser.add_argument("--budget", help="USD: the run pauses when its cost reaches this (with --resume: the new budget)")
+        parser.add_argument("--variant", choices=["reversed", "paraphrased"],
+                            help="run on a rubric variant, as the judge NAME~VARIANT (issue 13: robustness)")
 
     def run(self, **options) -> dict:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -42,6 +45,8 @@ class Command(JsonCommand):
                     fail(f"judge {judge.name!r} has no run {options['resume']}")
                 run = judge_run_resume(run=run, enqueue=False, budget_usd=options["budget"])
             else:
+                if options.get("variant"):
+                    judge = judge_variant(judge=judge, variant=options["variant"])
                 run = judge_run_create(judge=judge, scope=scope, budget_usd=options["budget"])
         except ValidationError as exc:
             fail("; ".join(exc.messages))
