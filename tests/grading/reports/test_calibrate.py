@@ -70,6 +70,13 @@ def test_calibrate_stores_a_source_that_reports_and_exports_read(db, tmp_path):
 
     scores = run("scores", "--project", "shift", "--source", "judge:j@calibrated")
     assert len(scores["responses"]) == 10
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    client = Client()
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw"))
+    listed = client.get("/api/projects/shift/decisions/", {"source": "judge:j@calibrated"}).json()
+    assert listed["count"] == 10 and {d["option"] for d in listed["results"]} <= {f"level {v}" for v in range(5)}
     from annotation.models import Project
     from grading.bundles import gold_export
 
