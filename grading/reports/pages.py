@@ -15,6 +15,7 @@ from . import services
 from .agreement import aligned_decisions, binary_pairs, ordinal_summary
 from .bias import bias_attenuation
 from .inputs import ReportInputs, as_number
+from .reliability_report import reliability_page
 from .scores import response_scores
 from .stability import KINDS as STABILITY_KINDS
 from .stability import by_kind as stability_by_kind
@@ -23,13 +24,14 @@ from .traits import traits_page
 
 # The report pages with their navigation labels (the pages' nav, the project page and the admin index).
 PAGE_LABELS = {"agreement": "Agreement", "coverage": "Coverage", "judges": "Judges", "bias": "Bias",
-               "calibration": "Calibration", "traits": "Traits"}
+               "calibration": "Calibration", "traits": "Traits", "reliability": "Reliability"}
 PAGES = tuple(PAGE_LABELS)
 # The parameters a page has when its URL carries no query (the views produce exactly these).
 DEFAULT_PARAMS = {
     "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None}, "judges": {"strategy": "zero"},
     "bias": {"reference": None, "scale": "native", "criterion": "all", "human": "mean"},
     "calibration": {"reference": None, "strategy": "skip"}, "traits": {"source": None, "reference": None},
+    "reliability": {"a": None, "b": None, "by": "criterion"},
 }
 HISTOGRAM_BINS = 10
 
@@ -316,7 +318,7 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
 
 PAGE_FUNCTIONS = {
     "agreement": agreement_page, "coverage": coverage_page, "judges": judges_page, "bias": bias_page,
-    "calibration": calibration_page, "traits": traits_page,
+    "calibration": calibration_page, "traits": traits_page, "reliability": reliability_page,
 }
 
 

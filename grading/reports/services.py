@@ -188,3 +188,17 @@ def calibrate_run(*, project, source: str, reference: str, criterion: str | None
     return {**calibrated.calibrate_compute(inputs=inputs, source=src, reference=ref, criterion=criterion,
                                            calibration_size=calibration_size, seed=seed),
             "n_excluded_cases": inputs.n_excluded_cases}
+
+
+def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inputs: ReportInputs | None = None) -> dict:
+    """The reliability report of two sources, pooled and per group (result of
+    ``reliability_report.reliability_report_compute``)."""
+    project = report_project(slug=project)
+    sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
+    inputs = inputs or ReportInputs(project)
+    from . import reliability_report
+
+    return report_cached(
+        projects=_projects(project, sa, sb), name="reliability_report", params={"a": sa.spec, "b": sb.spec, "by": by},
+        compute=_counted(inputs, lambda: reliability_report.reliability_report_compute(inputs=inputs, a=sa, b=sb, by=by)),
+    )

@@ -11,4 +11,5 @@ urlpatterns = [
     path("bias/", views.bias_report_page, name="report-bias"),
     path("calibration/", views.calibration_report_page, name="report-calibration"),
     path("traits/", views.traits_report_page, name="report-traits"),
+    path("reliability/", views.reliability_report_page, name="report-reliability"),
 ]

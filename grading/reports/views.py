@@ -278,3 +278,16 @@ def traits_report_page(request, slug: str):
                 "reference": "none" if none else _source_param(request, project, "reference")}
 
     return _render(request, project, "traits", parse, _traits_charts)
+
+
+@login_required
+def reliability_report_page(request, slug: str):
+    project = _project(request, slug)
+
+    def parse():
+        by = request.GET.get("by") or "criterion"
+        if by not in ("criterion", "tag", "model"):
+            raise ValueError(f"unknown grouping {by!r}; use criterion, tag or model")
+        return {"a": _source_param(request, project, "a"), "b": _source_param(request, project, "b"), "by": by}
+
+    return _render(request, project, "reliability", parse)

@@ -1,0 +1,51 @@
+"""The reliability page in Chromium (issue 14, point 1): a viewer compares a judge with a cohort
+per model on a 0-4 criterion, reads the pooled QWK, switches the grouping, and downloads the
+table as CSV. Screenshot: var/screenshots/reliability.png."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+from sklearn.metrics import cohen_kappa_score
+
+from annotation.models import Project
+from grading.bundles import bundle_import
+from tests.grading.reports.test_calibrate import HUMAN, shifted_bundle
+from tests.roles import grant
+
+
+@pytest.fixture
+def shift(transactional_db, tmp_path):
+    from django.core.cache import cache
+
+    cache.clear()
+    bundle_import(path=shifted_bundle(tmp_path / "shift"))
+    grant(get_user_model().objects.create_user(username="res", password="pw-12345"), Project.objects.get(slug="shift"),
+          "viewer")
+
+
+def test_the_reliability_page_compares_two_sources_per_group(page, login, shift):
+    login("res", "pw-12345")
+    page.goto("/projects/shift/reports/reliability/?a=cohort:docs&b=judge:j&by=model")
+    section = page.locator("#reliability")
+    human = np.array(HUMAN)
+    qwk = cohen_kappa_score(human, np.minimum(human + 1, 4), weights="quadratic", labels=[0, 1, 2, 3, 4])
+    expect(section.locator(".figure-qwk")).to_have_text(f"{qwk:.3f}")
+    rows = section.locator("#table-reliability tbody tr")
+    expect(rows).to_have_count(4)  # pooled + three models
+    expect(rows.first).to_contain_text("(pooled)")
+    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "reliability.png"), full_page=True)
+
+    page.select_option("select[name=by]", "criterion")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#table-reliability tbody tr")).to_have_count(2)
+    expect(page.locator("#table-reliability tbody tr").nth(1)).to_contain_text("quality")
+    with page.expect_download() as download:
+        page.locator("#reliability .csv a").click()
+    assert download.value.suggested_filename.startswith("shift-reliability-")
+    text = Path(download.value.path()).read_text()
+    assert text.splitlines()[0].startswith("criterion,n,accuracy") and "quality" in text
