@@ -125,6 +125,7 @@ _SOURCES = {
     "monte_carlo_cells": "bias",
     "monte_carlo_groups": "bias",
     "monte_carlo_stability": "judges",
+    "pairwise_agreement": "pairwise",
     "round_half_up": "traits",
     "samples_trait_score": "traits",
     "trait_score": "traits",
@@ -253,4 +254,5 @@ __all__ = [
     "fit_ridge_calibration",
     "RidgeCalibration",
     "split_by_size",
+    "pairwise_agreement",
 ]

@@ -202,3 +202,21 @@ def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inp
         projects=_projects(project, sa, sb), name="reliability_report", params={"a": sa.spec, "b": sb.spec, "by": by},
         compute=_counted(inputs, lambda: reliability_report.reliability_report_compute(inputs=inputs, a=sa, b=sb, by=by)),
     )
+
+
+def pairwise_report(*, project, source: str, grader: str | None = None, by: str | None = None, min_n: int = 50,
+                    inputs: ReportInputs | None = None) -> dict:
+    """HealthBench's pairwise protocol on a cohort (result of ``pairwise.pairwise_compute``)."""
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    grd = source_parse(text=grader, project=project) if grader else None
+    if min_n < 0:
+        raise ValueError("--min-n must be 0 or more")
+    inputs = inputs or ReportInputs(project)
+    from . import pairwise
+
+    return report_cached(
+        projects=_projects(project, src, grd), name="pairwise",
+        params={"source": src.spec, "grader": grd.spec if grd else None, "by": by, "min_n": min_n},
+        compute=_counted(inputs, lambda: pairwise.pairwise_compute(inputs=inputs, source=src, grader=grd, by=by, min_n=min_n)),
+    )
