@@ -75,8 +75,26 @@ def coverage_k(*, inputs: ReportInputs, source, k: int | None) -> tuple[int, str
         ) from None
 
 
-def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None) -> dict:
-    """The ``coverage`` result (SPEC §5 keys) plus ``k_source`` and ``sensitivity``."""
+SENSITIVITY_KS = (7, 8, 12, 15)  # ClinConsensus' alternatives to CACS@k (issue 14)
+
+
+def sensitivity_parse(text: str | None) -> tuple[int, ...]:
+    """``--sensitivity 7,8,12,15``: the alternative thresholds k' (whole numbers ≥ 0)."""
+    if text is None or not str(text).strip():
+        return SENSITIVITY_KS
+    try:
+        values = tuple(sorted({int(part) for part in str(text).split(",") if part.strip()}))
+    except ValueError:
+        raise ValueError(f"--sensitivity takes whole numbers separated by commas, not {text!r}") from None
+    if not values or min(values) < 0:
+        raise ValueError(f"--sensitivity takes whole numbers 0 or more, not {text!r}")
+    return values
+
+
+def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sensitivity=SENSITIVITY_KS) -> dict:
+    """The ``coverage`` result (SPEC §5 keys) plus ``k_source`` and ``sensitivity``: the model
+    ranking under CACS@k' for each k' of ``sensitivity``, rubric accuracy and Pass@k, each
+    against CACS@k (Spearman ρ, Kendall τ, top-3 / top-5 overlap)."""
     k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     df = response_hits_frame(inputs=inputs, source=source)
     if df.empty:
@@ -90,8 +108,8 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None) -> d
         for (value, model), cov in cells.items():
             table.setdefault(str(value), {})[str(model)] = _figures(cov)
         by_stratum[axis] = table
-    ks = sorted({kk for kk in (k - 2, k - 1, k + 1, k + 2) if kk >= 0})
-    sensitivity = metrics.threshold_sensitivity(df, k=k, ks=ks)
+    ks = sorted({kk for kk in sensitivity if kk != k})
+    alternatives = metrics.threshold_sensitivity(df, k=k, ks=ks)
     return {
         "k": k,
         "overall": _figures(overall),
@@ -104,6 +122,6 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None) -> d
                 "spearman_rho": as_number(alt.comparison.spearman_rho), "kendall_tau": as_number(alt.comparison.kendall_tau),
                 "top3_overlap": as_number(alt.comparison.top3_overlap), "top5_overlap": as_number(alt.comparison.top5_overlap),
             }
-            for alt in sensitivity.alternatives
+            for alt in alternatives.alternatives
         ],
     }

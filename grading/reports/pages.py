@@ -28,7 +28,7 @@ PAGE_LABELS = {"agreement": "Agreement", "coverage": "Coverage", "judges": "Judg
 PAGES = tuple(PAGE_LABELS)
 # The parameters a page has when its URL carries no query (the views produce exactly these).
 DEFAULT_PARAMS = {
-    "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None}, "judges": {"strategy": "zero"},
+    "agreement": {"strategy": "zero"}, "coverage": {"source": None, "k": None, "sensitivity": None}, "judges": {"strategy": "zero"},
     "bias": {"reference": None, "scale": "native", "criterion": "all", "human": "mean"},
     "calibration": {"reference": None, "strategy": "skip"}, "traits": {"source": None, "reference": None},
     "reliability": {"a": None, "b": None, "by": "criterion"},
@@ -99,14 +99,14 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
     return result
 
 
-def coverage_page(*, project: Project, source: str | None = None, k: int | None = None) -> dict:
+def coverage_page(*, project: Project, source: str | None = None, k: int | None = None, sensitivity: str | None = None) -> dict:
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
     candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
     if not candidates:
         raise ValueError(f"project {project.slug!r} has no cohorts or judges yet")
     source = source or candidates[0]
-    main = services.coverage_report(project=project, source=source, k=k, inputs=inputs)
+    main = services.coverage_report(project=project, source=source, k=k, inputs=inputs, sensitivity=sensitivity)
     k = main["k"]
     ranking = {}
     for spec in candidates:

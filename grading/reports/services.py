@@ -84,15 +84,18 @@ def reliability_report(*, project, source: str, level: str = "nominal", inputs: 
     )
 
 
-def coverage_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None) -> dict:
+def coverage_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None,
+                    sensitivity: str | None = None) -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     inputs = (inputs or ReportInputs(project)).for_source(src)
     from . import coverage
 
+    ks = coverage.sensitivity_parse(sensitivity)
     return report_cached(
-        projects=_projects(src.project), name="coverage", params={"source": src.spec, "p": src.project.slug, "k": k},
-        compute=_counted(inputs, lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k)),
+        projects=_projects(src.project), name="coverage",
+        params={"source": src.spec, "p": src.project.slug, "k": k, "sensitivity": list(ks)},
+        compute=_counted(inputs, lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k, sensitivity=ks)),
     )
 
 

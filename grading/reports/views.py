@@ -18,6 +18,7 @@ from grading.sources import source_parse
 
 from . import charts
 from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
+from .coverage import sensitivity_parse
 from .pages import PAGE_LABELS
 from .services import strategy_name
 from .tasks import report_page_task
@@ -159,7 +160,10 @@ def coverage_report_page(request, slug: str):
         k = request.GET.get("k")
         if k not in (None, "") and not k.isdigit():
             raise ValueError(f"k must be a non-negative integer, not {k!r}")
-        return {"source": _source_param(request, project, "source"), "k": int(k) if k else None}
+        sensitivity = (request.GET.get("sensitivity") or "").strip() or None
+        if sensitivity is not None:
+            sensitivity = ",".join(map(str, sensitivity_parse(sensitivity)))  # a clear error, and one cache key per list
+        return {"source": _source_param(request, project, "source"), "k": int(k) if k else None, "sensitivity": sensitivity}
 
     return _render(request, project, "coverage", parse, _coverage_charts)
 

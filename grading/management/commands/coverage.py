@@ -1,9 +1,10 @@
-"""``manage.py coverage --project SLUG --source SOURCE [--k K]``: rubric accuracy, Pass@k
-and CACS@k (percent) overall, per model and per stratum (SPEC §5)."""
+"""``manage.py coverage --project SLUG --source SOURCE [--k K] [--sensitivity 7,8,12,15]``: rubric
+accuracy, Pass@k and CACS@k (percent) overall, per model and per stratum, and the threshold
+sensitivity of the model ranking (SPEC §5; issue 14)."""
 from evalsite.cli import JsonCommand
 from grading.reports.services import coverage_report
 
-KEYS = ("k", "overall", "by_model", "by_stratum", "n_excluded_cases")
+KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases")
 
 
 class Command(JsonCommand):
@@ -15,7 +16,11 @@ class Command(JsonCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--source", required=True)
         parser.add_argument("--k", type=int, default=None, help="threshold (default: the project's coverage k)")
+        parser.add_argument("--sensitivity", default=None,
+                            help="alternative thresholds k' compared with CACS@k, with rubric accuracy and Pass@k "
+                                 "(default 7,8,12,15)")
 
     def run(self, **options) -> dict:
-        result = coverage_report(project=options["project"], source=options["source"], k=options["k"])
+        result = coverage_report(project=options["project"], source=options["source"], k=options["k"],
+                                 sensitivity=options["sensitivity"])
         return {key: result[key] for key in KEYS}

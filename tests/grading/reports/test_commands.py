@@ -116,7 +116,8 @@ def test_reliability_matches_the_library_after_a_disagreement(mini_project):
 
 def test_coverage_by_hand(mini_project):
     result = run("coverage", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"k", "overall", "by_model", "by_stratum", "n_excluded_cases"}
+    assert set(result) == {"k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases"}
+    assert [s["name"] for s in result["sensitivity"]] == ["CACS@7", "CACS@8", "CACS@12", "CACS@15", "rubric_accuracy", "Pass@2"]
     # k = 2 (project); r1 hits 2 of 3, r2 hits 1 of 3 (the penalty item counts as a criterion); r3 has no binary criteria
     assert result["k"] == 2
     assert result["by_model"] == {
@@ -127,7 +128,8 @@ def test_coverage_by_hand(mini_project):
     assert result["by_stratum"]["difficulty"]["high"]["model-a"]["cacs"] == 50.0
     assert set(result["by_stratum"]["task_themes"]) == {"emergency"}
     assert result["by_stratum"]["specialties"]["cardiology"]["model-b"]["n_responses"] == 1
-    k1 = run("coverage", "--project", "mini", "--source", "cohort:group-1", "--k", "1")
+    k1 = run("coverage", "--project", "mini", "--source", "cohort:group-1", "--k", "1", "--sensitivity", "0,3")
+    assert [s["name"] for s in k1["sensitivity"]] == ["CACS@0", "CACS@3", "rubric_accuracy", "Pass@1"]
     # CACS@1: r1 (2-1+1)/(3-1+1) = 2/3, r2 1/3 -> 50 %
     assert k1["overall"]["cacs"] == pytest.approx(50.0) and k1["overall"]["pass_at_k"] == 100.0
 
@@ -227,3 +229,29 @@ def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project)
         call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
     assert run("scores", "--project", "mini", "--source", "judge:idle") == {"responses": {}, "by_model": {}, "n_excluded_cases": 0}
     assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0
+
+
+def test_the_sensitivity_block_on_a_constructed_ranking():
+    """Five models, 16 binary criteria, k = 10: CACS@10 ties D and E at 0; CACS@7 separates them."""
+    import pandas as pd
+    from scipy import stats
+
+    from grading.metrics import threshold_sensitivity
+
+    hits = {"A": 15, "B": 12, "C": 10, "D": 8, "E": 7}
+    df = pd.DataFrame({"model": list(hits), "hits": list(hits.values()), "n_criteria": [16] * 5})
+    result = threshold_sensitivity(df, k=10, ks=[7, 15])
+    by_name = {alt.name: alt for alt in result.alternatives}
+    assert list(by_name) == ["CACS@7", "CACS@15", "rubric_accuracy", "Pass@10"]
+    cacs10 = [max(0, s - 9) / 7 for s in hits.values()]
+    cacs7 = [max(0, s - 6) / 10 for s in hits.values()]
+    assert by_name["CACS@7"].comparison.spearman_rho == pytest.approx(stats.spearmanr(cacs10, cacs7)[0])
+    assert by_name["CACS@7"].comparison.top3_overlap == 1.0
+    cacs15 = [max(0, s - 14) / 2 for s in hits.values()]
+    assert by_name["CACS@15"].comparison.spearman_rho == pytest.approx(stats.spearmanr(cacs10, cacs15)[0])
+
+
+@pytest.mark.parametrize("value", ["7,x", "-1"])
+def test_a_bad_sensitivity_list_is_named(mini_project, value):
+    with pytest.raises(CommandError, match="--sensitivity takes whole numbers"):
+        run("coverage", "--project", "mini", "--source", "cohort:group-1", "--sensitivity", value)
