@@ -126,6 +126,7 @@ _SOURCES = {
     "monte_carlo_groups": "bias",
     "monte_carlo_stability": "judges",
     "pairwise_agreement": "pairwise",
+    "partial_correlation": "verbosity",
     "round_half_up": "traits",
     "samples_trait_score": "traits",
     "trait_score": "traits",
@@ -255,4 +256,5 @@ __all__ = [
     "RidgeCalibration",
     "split_by_size",
     "pairwise_agreement",
+    "partial_correlation",
 ]

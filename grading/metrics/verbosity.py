@@ -81,3 +81,22 @@ def verbosity_check(
         pooled=length_score_correlation(df[length].to_numpy(), df[score].to_numpy()),
         per_model=per_model,
     )
+
+
+def partial_correlation(x, y, covariates: pd.DataFrame) -> float | None:
+    """Pearson correlation of ``x`` and ``y`` after each is regressed (least squares, with an
+    intercept) on indicator columns of the categorical ``covariates`` (e.g. model and case): the
+    correlation of the residuals. None when a residual has no spread."""
+    xv, yv = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xv.shape != yv.shape or xv.size != len(covariates):
+        raise MetricError("x, y and the covariates must have one row per observation")
+    design = pd.get_dummies(covariates.astype(str), drop_first=True, dtype=float)
+    matrix = np.column_stack([np.ones(xv.size), design.to_numpy()]) if design.shape[1] else np.ones((xv.size, 1))
+    residuals = []
+    for values in (xv, yv):
+        coefficients, *_ = np.linalg.lstsq(matrix, values, rcond=None)
+        residuals.append(values - matrix @ coefficients)
+    rx, ry = residuals
+    if np.std(rx) < 1e-12 or np.std(ry) < 1e-12:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])

@@ -223,3 +223,29 @@ def pairwise_report(*, project, source: str, grader: str | None = None, by: str 
         params={"source": src.spec, "grader": grd.spec if grd else None, "by": by, "min_n": min_n},
         compute=_counted(inputs, lambda: pairwise.pairwise_compute(inputs=inputs, source=src, grader=grd, by=by, min_n=min_n)),
     )
+
+
+def cross_grader_report(*, project, a: str, b: str, inputs: ReportInputs | None = None) -> dict:
+    """Cross-grader robustness of two sources (result of ``diagnostics.cross_grader_compute``)."""
+    project = report_project(slug=project)
+    sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
+    inputs = inputs or ReportInputs(project)
+    from . import diagnostics
+
+    return report_cached(
+        projects=_projects(project, sa, sb), name="cross_grader", params={"a": sa.spec, "b": sb.spec},
+        compute=_counted(inputs, lambda: diagnostics.cross_grader_compute(inputs=inputs, a=sa, b=sb)),
+    )
+
+
+def verbosity_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None) -> dict:
+    """The verbosity check of one source (result of ``diagnostics.verbosity_compute``)."""
+    project = report_project(slug=project)
+    src = source_parse(text=source, project=project)
+    inputs = (inputs or ReportInputs(project)).for_source(src)
+    from . import diagnostics
+
+    return report_cached(
+        projects=_projects(src.project), name="verbosity", params={"source": src.spec, "k": k},
+        compute=_counted(inputs, lambda: diagnostics.verbosity_compute(inputs=inputs, source=src, k=k)),
+    )

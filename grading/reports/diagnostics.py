@@ -1,0 +1,59 @@
+"""ClinConsensus' diagnostics on the command line (issue 14, point 3): cross-grader robustness of
+any two sources (judges included) and the verbosity check with the partial correlation.
+
+Cross-grader robustness (SPEC §3): per-model criterion-positive rates of the two sources over
+their paired binary decisions (``agreement.binary_pairs``), compared by Spearman ρ, Kendall τ,
+the mean absolute difference in percentage points and top-3 / top-5 overlap
+(``metrics.cross_grader_robustness``).
+
+Verbosity: per model-authored response, its length in characters against its rubric accuracy
+s_i / N_i and its CACS@k contribution max(0, s_i − k + 1) / (N_i − k + 1) (both percent; the
+coverage rule, ``coverage.response_hits_frame``): pooled Pearson and Spearman, and the partial
+correlation controlling for model and case (``metrics.partial_correlation``: the residuals of
+length and score on model and case indicators).
+"""
+import numpy as np
+
+from grading import metrics
+
+from .agreement import aligned_decisions, binary_pairs
+from .coverage import coverage_k, response_hits_frame
+from .inputs import ReportInputs, as_number
+
+
+def cross_grader_compute(*, inputs: ReportInputs, a, b) -> dict:
+    merged, _, _ = aligned_decisions(inputs=inputs, a=a, b=b)
+    pairs, _ = binary_pairs(merged, strategy=metrics.parse_strategy("zero"))
+    if pairs.empty:
+        raise ValueError(f"{a.spec} and {b.spec} share no binary decision")
+    result = metrics.cross_grader_robustness(pairs, model="model", a="a", b="b")
+    rates = result.rates
+    return {
+        "a": a.spec, "b": b.spec, "n_models": result.n_models, "spearman_rho": as_number(result.spearman_rho),
+        "kendall_tau": as_number(result.kendall_tau), "mean_abs_diff_pp": as_number(result.mean_abs_diff_pp),
+        "top3_overlap": as_number(result.top3_overlap), "top5_overlap": as_number(result.top5_overlap),
+        "rates": {str(m): {"a_pct": as_number(row["rate_a_pct"]), "b_pct": as_number(row["rate_b_pct"]),
+                           "n_a": int(row["n_a"]), "n_b": int(row["n_b"])} for m, row in rates.iterrows()},
+    }
+
+
+def _correlations(length: np.ndarray, score: np.ndarray, covariates) -> dict:
+    check = metrics.length_score_correlation(length, score)
+    return {"pearson": as_number(check.pearson_r), "spearman": as_number(check.spearman_rho),
+            "partial": as_number(metrics.partial_correlation(length, score, covariates))}
+
+
+def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None) -> dict:
+    k, k_source = coverage_k(inputs=inputs, source=source, k=k)
+    rows = response_hits_frame(inputs=inputs, source=source)
+    if len(rows) < 3:
+        raise ValueError(f"{source.spec} decided the binary criteria of {len(rows)} model-authored responses: too few")
+    rows["length"] = inputs.responses.loc[rows["response_id"], "length_chars"].to_numpy(dtype=float)
+    rows["case"] = inputs.responses.loc[rows["response_id"], "case_id"].to_numpy()
+    hits, n = rows["hits"].to_numpy(dtype=float), rows["n_criteria"].to_numpy(dtype=float)
+    accuracy = 100.0 * hits / n
+    cacs = 100.0 * np.maximum(0.0, hits - k + 1) / np.maximum(1.0, n - k + 1)
+    covariates = rows[["model", "case"]]
+    length = rows["length"].to_numpy()
+    return {"source": source.spec, "k": k, "k_source": k_source, "n": int(len(rows)),
+            "cacs": _correlations(length, cacs, covariates), "rubric_accuracy": _correlations(length, accuracy, covariates)}
