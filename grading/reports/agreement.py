@@ -194,7 +194,8 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero") -> 
         "positive_rate_a": as_number(pooled.positive_rate_a),
         "positive_rate_b": as_number(pooled.positive_rate_b),
         "invalid_b": counts["invalid_b"],
-        "by_model": {str(m): {"mf1": as_number(r.mf1), "n_decisions": r.n} for m, r in by_model.items()},
+        "by_model": {str(m): {"mf1": as_number(r.mf1), "n_decisions": r.n, **_rater_counts(inputs, a, "a", m),
+                              **_rater_counts(inputs, b, "b", m)} for m, r in by_model.items()},
         "case_level": {
             "n": cases.n, "n_undefined": cases.n_undefined, "mean": as_number(cases.mean),
             "median": as_number(cases.median), "q25": as_number(cases.q25), "q75": as_number(cases.q75),
@@ -213,6 +214,22 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero") -> 
         "detail": {**counts, "tp": pooled.tp, "fp": pooled.fp, "fn": pooled.fn, "tn": pooled.tn, "by_model": by_model_detail},
         "case_table": _case_table(cases.per_group, inputs.for_source(a)),
     }
+
+
+def _rater_counts(inputs: ReportInputs, source, side: str, model) -> dict:
+    """For a cohort: how many of its annotators and checkers labelled responses of ``model``
+    (ClinConsensus Table 3), as ``annotators_<side>`` and ``checkers_<side>``; nothing otherwise."""
+    if source.kind != "cohort":
+        return {}
+    own = inputs.for_source(source)
+    key = ("rater_counts", source.spec)
+    if key not in own.__dict__:
+        rows = selectors.label_rows(project=own.project, cohort=source.obj, response_ids=own.responses.index)
+        rows = rows.assign(model=rows["response_id"].map(own.responses["model"]))
+        counted = rows.groupby(["model", "role"])["rater"].nunique()
+        own.__dict__[key] = {m: {role: int(n) for (mm, role), n in counted.items() if mm == m} for m in rows["model"].unique()}
+    counts = own.__dict__[key].get(model, {})
+    return {f"annotators_{side}": counts.get("annotator", 0), f"checkers_{side}": counts.get("checker", 0)}
 
 
 def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:

@@ -159,6 +159,17 @@ def _variant_rows(judges: list, cohorts: list, comparisons: list[dict], inputs: 
     return rows
 
 
+def _fidelity_by_cohort(fidelity: list[dict], cohorts: list, judges: list) -> dict:
+    """Judge fidelity as ClinConsensus reports it: each judge's MF1 against each cohort and their average."""
+    mf1 = {(r["a"], r["b"]): r["mf1"] for r in fidelity if r["kind"] == "judge-cohort"}
+    rows = []
+    for judge in judges:
+        values = [mf1.get((c.spec, judge.spec)) for c in cohorts]
+        defined = [v for v in values if v is not None]
+        rows.append([judge.spec, *values, sum(defined) / len(defined) if defined else None])
+    return _table(["judge", *[f"mf1 vs {c.spec}" for c in cohorts], "mean over cohorts"], rows)
+
+
 def judges_page(*, project: Project, strategy: str = "zero") -> dict:
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
@@ -196,6 +207,7 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
         "fidelity": fidelity,
         "tables": {
             "fidelity": _comparison_table(fidelity),
+            "fidelity_by_cohort": _fidelity_by_cohort(fidelity, cohorts, judges),
             "positive_rates": _table(["source", "n_binary", "positive_rate", "invalid"], positive),
             "stability": _table(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd",
                                  *[f"mean_sd_{kind}" for kind in STABILITY_KINDS]], stability),

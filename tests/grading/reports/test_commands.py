@@ -44,10 +44,13 @@ def test_agreement_cohort_vs_cohort(mini_project):
     assert result["percent_agreement"] == pytest.approx(8 / 9)
     assert (result["positive_rate_a"], result["positive_rate_b"]) == (pytest.approx(5 / 9), pytest.approx(6 / 9))
     assert result["invalid_b"] == 0
+    # with each cohort's annotators and checkers per model (ClinConsensus Table 3): group-1 has ann1 and
+    # ann2, and its checker chk1 labelled r1 (model-a); group-2 has ann3
+    raters = {"annotators_a": 2, "checkers_a": 0, "annotators_b": 1, "checkers_b": 0}
     assert result["by_model"] == {
-        "model-a": {"mf1": 1.0, "n_decisions": 3},
-        "model-b": {"mf1": pytest.approx(2 / 3), "n_decisions": 3},  # 0 0 1 vs 1 0 1: F1 2/3 both
-        "physician": {"mf1": 1.0, "n_decisions": 3},
+        "model-a": {"mf1": 1.0, "n_decisions": 3, **raters, "checkers_a": 1},
+        "model-b": {"mf1": pytest.approx(2 / 3), "n_decisions": 3, **raters},  # 0 0 1 vs 1 0 1: F1 2/3 both
+        "physician": {"mf1": 1.0, "n_decisions": 3, **raters},
     }
     # case-level MF1 over (model, case): 1, 2/3, 1 -> numpy's linear quartiles of [2/3, 1, 1]
     assert result["case_level"] == {

@@ -138,6 +138,10 @@ def test_judges_page_monte_carlo_and_robustness_by_hand(mini_project):
         ("r3", "tone", 0, None, "ok", 0.5, True), ("r3", "tone", 1, None, "good", 1.0, True),
     ])
     result = judges_page(project=mini_project)
+    by_cohort = {row[0]: row for row in result["tables"]["fidelity_by_cohort"]["rows"]}
+    mf1 = {(r["a"], r["b"]): r["mf1"] for r in result["fidelity"]}
+    a1, a2 = mf1[("cohort:group-1", "judge:judge-a")], mf1[("cohort:group-2", "judge:judge-a")]
+    assert by_cohort["judge:judge-a"] == ["judge:judge-a", a1, a2, pytest.approx((a1 + a2) / 2)]
     stability = {row[0]: row for row in result["tables"]["stability"]["rows"]}
     # per kind, never mixed: binary r1/ecg sd(1, 0) = 0.7071, r1/call sd(1, 1) = 0, r1/abx missing in both
     # samples, so not met twice: 0 -> mean 0.2357; ordinal r3/tone sd(0.5, 1) = 0.3536; no nominal value
