@@ -20,6 +20,8 @@ from django.core.cache import cache
 from annotation.models import Project
 from grading import selectors
 
+from .subset import active_subset
+
 TIMEOUT_SECONDS = 7 * 24 * 3600
 PENDING_SECONDS = 600
 FAILED_SECONDS = 15 * 60
@@ -27,7 +29,9 @@ FAILED_SECONDS = 15 * 60
 
 def report_key(*, projects: list[Project], name: str, params: dict) -> str:
     prints = [f"{p.pk}.{selectors.project_fingerprint(project=p)}" for p in projects]
-    text = json.dumps({"name": name, "params": params, "projects": prints}, sort_keys=True, default=str)
+    subset = active_subset()  # a result restricted to some models is its own entry
+    text = json.dumps({"name": name, "params": params, "projects": prints, **({"subset": subset.key()} if subset else {})},
+                      sort_keys=True, default=str)
     return f"evalsite:report:{name}:{hashlib.sha256(text.encode()).hexdigest()[:32]}"
 
 

@@ -15,14 +15,19 @@ from django.db.models import Count
 from annotation.models import Case, CaseQuality, Criterion, Project
 from grading import selectors
 
+from .subset import active_subset
+
 
 class ReportInputs:
     """Lazily loaded frames of one project; ``decisions(source)`` is memoized by source."""
 
     def __init__(self, project: Project, *, include_excluded: bool = False):
-        """``include_excluded``: keep the cases quality control excluded (for the screening itself)."""
+        """``include_excluded``: keep the cases quality control excluded (for the screening itself).
+        The model subset active when the inputs are made (``subset.model_subset``) restricts the
+        responses, so every figure counts only those models' responses."""
         self.project = project
         self.include_excluded = include_excluded
+        self.subset = active_subset()
         self._decisions: dict[str, pd.DataFrame] = {}
         self._others: dict[int, "ReportInputs"] = {}
 
@@ -45,9 +50,21 @@ class ReportInputs:
         return len(self.excluded_case_ids)
 
     @cached_property
-    def responses(self) -> pd.DataFrame:
+    def all_models(self) -> list[str]:
+        """Every source model of the project's responses (before any subset)."""
+        return sorted(map(str, self._responses["model"].unique()))
+
+    @cached_property
+    def _responses(self) -> pd.DataFrame:
         frame = selectors.response_frame(project=self.project)
         return frame[~frame["case_id"].isin(self.excluded_case_ids)] if self.excluded_case_ids else frame
+
+    @cached_property
+    def responses(self) -> pd.DataFrame:
+        frame = self._responses
+        if self.subset is not None:
+            frame = frame[[self.subset.keeps(str(m)) for m in frame["model"]]]
+        return frame
 
     @cached_property
     def cases(self) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from .scores import response_scores
 from .stability import KINDS as STABILITY_KINDS
 from .stability import by_kind as stability_by_kind
 from .stability import sample_values as stability_values
+from .subset import model_subset, subset_parse, subset_summary
 from .traits import traits_page
 
 # The report pages with their navigation labels (the pages' nav, the project page and the admin index).
@@ -335,8 +336,17 @@ PAGE_FUNCTIONS = {
 
 
 def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
-    """One page's result, with how many cases quality control left out of it."""
+    """One page's result, with how many cases quality control left out of it; under the page's
+    model subset (``params["subset"]``, see ``subset``) when it has one, and saying so."""
     if page not in PAGE_FUNCTIONS:
         raise LookupError(f"unknown report page {page!r}")
-    result = PAGE_FUNCTIONS[page](project=project, **params)
-    return {**result, "n_excluded_cases": ReportInputs(project).n_excluded_cases}
+    params = dict(params)
+    wanted = params.pop("subset", None)
+    subset = subset_parse(wanted["models"], wanted["exclude_models"]) if wanted else None
+    with model_subset(subset):
+        result = PAGE_FUNCTIONS[page](project=project, **params)
+        inputs = ReportInputs(project)
+        extra = {"n_excluded_cases": inputs.n_excluded_cases}
+        if subset is not None:
+            extra["model_subset"] = subset_summary(subset, inputs.all_models)
+    return {**result, **extra}

@@ -15,6 +15,7 @@ from grading.sources import Source, project_get, source_parse
 
 from .cache import report_cached
 from .inputs import ReportInputs
+from .subset import subset_summary
 
 STRATEGIES = ("skip", "zero", "partial", "fail")
 LEVELS = ("nominal", "ordinal", "interval")
@@ -38,8 +39,15 @@ def _projects(project: Project, *sources: Source | None) -> list[Project]:
 
 
 def _counted(inputs: ReportInputs, compute: Callable[[], dict]) -> Callable[[], dict]:
-    """``compute`` whose result also says how many cases quality control left out of it."""
-    return lambda: {**compute(), "n_excluded_cases": inputs.n_excluded_cases}
+    """``compute`` whose result also says how many cases quality control left out of it and,
+    under a model subset, which models it was asked for and used (``model_subset``)."""
+    def counted() -> dict:
+        result = {**compute(), "n_excluded_cases": inputs.n_excluded_cases}
+        if inputs.subset is not None:
+            result["model_subset"] = subset_summary(inputs.subset, inputs.all_models)
+        return result
+
+    return counted
 
 
 def report_project(*, slug: str | Project) -> Project:

@@ -21,6 +21,7 @@ from .cache import report_forget, report_key, report_mark_pending, report_peek, 
 from .coverage import sensitivity_parse
 from .pages import PAGE_LABELS
 from .services import strategy_name
+from .subset import subset_parse
 from .tasks import report_page_task
 
 # A computation queued this long ago without a result may have lost its worker: offer a retry.
@@ -68,6 +69,9 @@ def _render(request, project: Project, page: str, parse, extra=None) -> HttpResp
     error, result, params, failed, waited = None, None, {}, False, None
     try:
         params = parse()
+        subset = subset_parse(request.GET.get("models"), request.GET.get("exclude_models"))
+        if subset is not None:  # every page: only some source models (issue 14)
+            params["subset"] = subset.key()
     except (ValueError, LookupError) as exc:
         error = str(exc)
     if error is None and request.method == "POST" and request.POST.get("retry"):

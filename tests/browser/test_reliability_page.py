@@ -49,3 +49,14 @@ def test_the_reliability_page_compares_two_sources_per_group(page, login, shift)
     assert download.value.suggested_filename.startswith("shift-reliability-")
     text = Path(download.value.path()).read_text()
     assert text.splitlines()[0].startswith("criterion,n,accuracy") and "quality" in text
+
+
+def test_a_page_restricted_to_some_models(page, login, shift):
+    login("res", "pw-12345")
+    page.goto("/projects/shift/reports/reliability/?a=cohort:docs&b=judge:j&by=model")
+    expect(page.locator("#table-reliability tbody tr")).to_have_count(4)
+    page.locator("form.subset-form input[name=models]").fill("m0, m2")
+    page.locator("form.subset-form").get_by_role("button", name="Apply").click()
+    expect(page.locator("#model-subset")).to_have_text("Models used: m0, m2")
+    expect(page.locator("#table-reliability tbody tr")).to_have_count(3)  # pooled, m0, m2
+    expect(page.locator("select[name=by]")).to_have_value("model")  # the page's own parameters kept

@@ -5,11 +5,12 @@ also writes the paired decisions behind the figures, one JSON object per line, t
 import json
 from pathlib import Path
 
-from evalsite.cli import JsonCommand, fail
+from evalsite.cli import fail
+from grading.reports.cli import ReportCommand
 from grading.reports.services import agreement_pairs_report, agreement_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "MF1, kappa, alpha and the case-level MF1 distribution of source B against reference A."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

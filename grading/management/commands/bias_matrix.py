@@ -2,7 +2,7 @@
 [--criterion ID|all] [--scale native|unit] [--human mean|decision]``: consensus-deviation bias of
 the judges of one condition in the rubric's own scale (or on [0, 1]), every cell with its Monte
 Carlo μ ± σ, and, with a reference, the human-LLM bias matrix (SPEC §3, §5; issue 13)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import bias_report
 
 KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "scale", "range", "criterion", "n_criteria",
@@ -10,7 +10,7 @@ KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", 
 REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "reference")
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Consensus-deviation and human-LLM bias matrices of the judges of one condition."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -1,14 +1,14 @@
 """``manage.py calibrate --project SLUG --source judge:NAME --reference SOURCE [--criterion ID]
 [--calibration-size N] [--seed S]``: RULERS score calibration of a judge (SPEC §3, §5; issue 13):
 fitted on a seeded split, applied to the other items and stored as ``judge:NAME@calibrated``."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import calibrate_run
 
 KEYS = ("n_calibration", "n_holdout", "qwk_before", "qwk_after", "method", "source", "reference", "criterion", "seed",
         "levels", "distributions", "n_excluded_cases")
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Calibrate a judge's scores to a human reference and store them as judge:NAME@calibrated."
 
     def add_arguments(self, parser):

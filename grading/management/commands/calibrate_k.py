@@ -1,10 +1,10 @@
 """``manage.py calibrate_k --project SLUG --source SOURCE``: the coverage threshold k as the
 rounded mean hits of the human-authored responses under one source (SPEC §3, §5)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import calibrate_k_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Calibrate the coverage threshold k from human-authored responses."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

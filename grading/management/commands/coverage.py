@@ -1,13 +1,13 @@
 """``manage.py coverage --project SLUG --source SOURCE [--k K] [--sensitivity 7,8,12,15]``: rubric
 accuracy, Pass@k and CACS@k (percent) overall, per model and per stratum, and the threshold
 sensitivity of the model ranking (SPEC §5; issue 14)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import coverage_report
 
 KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases")
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Coverage of the rubric by one source: rubric accuracy, Pass@k and CACS@k."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -1,11 +1,11 @@
 """``manage.py cross_grader --project SLUG --a SOURCE --b SOURCE``: cross-grader robustness of any
 two sources, judges included (SPEC §3, §5; issue 14): Spearman ρ, Kendall τ, mean absolute
 difference in points and top-3 / top-5 overlap of the per-model positive rates."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import cross_grader_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Do two sources rank the models alike? Per-model positive rates compared."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -2,11 +2,11 @@
 [--min-n 50]``: HealthBench's pairwise physician protocol (SPEC §3, §5; issue 14): each annotator's
 MF1 against every other annotator of the same items, the n-weighted mean, and the grader's MF1
 against every individual label with its percentile among the annotators."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import pairwise_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Each annotator against every other (pairs pooled), and a grader's percentile among them."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

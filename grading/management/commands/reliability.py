@@ -1,10 +1,10 @@
 """``manage.py reliability --project SLUG --source SOURCE [--level nominal|ordinal|interval]``:
 Krippendorff's alpha among the individual raters inside one source (SPEC §5)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import reliability_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Krippendorff's alpha among the raters of a cohort, the samples of a judge or the members of a panel."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -1,11 +1,11 @@
 """``manage.py reliability_report --project SLUG --a SOURCE --b SOURCE [--by criterion|tag|model]``:
 the reliability report of any two sources, pooled and per group (issue 14, SPEC §5):
 ``{"pooled": GROUP, "groups": {KEY: GROUP}}``."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import reliability_ab_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Agreement of two sources per criterion, tag or model: binary and ordinal figures (scikit-learn, scipy)."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -1,10 +1,10 @@
 """``manage.py scores --project SLUG --source SOURCE [--cannot-assess skip|zero|partial|fail]``:
 the weighted score of every response and the mean per model (SPEC §3, §5)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import scores_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Weighted rubric score per response under one source."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -1,11 +1,11 @@
 """``manage.py stability --project SLUG --judge NAME``: Monte Carlo stability of one judge over its
 samples (SPEC §3, §5; issue 13): per (target, criterion) μ, σ and the samples behind them, and per
 criterion kind the mean σ of its items."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import stability_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Monte Carlo stability of one judge: μ ± σ per (target, criterion), mean σ per criterion kind."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

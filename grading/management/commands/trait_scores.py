@@ -1,11 +1,11 @@
 """``manage.py trait_scores --project SLUG --source SOURCE [--reference SOURCE]``: the trait scores
 of RULERS compiled rubrics per response under one source and, with a reference, the
 quadratic-weighted kappa per trait (SPEC §3 "Trait score", §5; issue 13)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import trait_scores_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Trait scores (RULERS compiled rubrics) per response, and QWK per trait against a reference."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

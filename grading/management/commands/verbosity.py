@@ -1,11 +1,11 @@
 """``manage.py verbosity --project SLUG --source SOURCE [--k K]``: does length buy score? Pooled
 Pearson and Spearman of response length with the CACS@k contribution and with rubric accuracy,
 and the partial correlation controlling for model and case (SPEC §3, §5; issue 14)."""
-from evalsite.cli import JsonCommand
+from grading.reports.cli import ReportCommand
 from grading.reports.services import verbosity_report
 
 
-class Command(JsonCommand):
+class Command(ReportCommand):
     help = "Length against CACS@k contribution and rubric accuracy: Pearson, Spearman, partial (model, case)."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -41,3 +41,16 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def staff_client(client, db, mini_project):
+    """A staff user with the viewer role in ``mini`` (``is_staff`` alone grants nothing), logged in."""
+    from django.contrib.auth import get_user_model
+
+    from tests.roles import grant
+
+    user = get_user_model().objects.create_user(username="researcher", password="pw-12345", is_staff=True)
+    grant(user, mini_project, "viewer")
+    client.force_login(user)
+    return client

@@ -16,14 +16,6 @@ from tests.roles import grant
 PAGES = ["agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability"]
 
 
-@pytest.fixture
-def staff_client(client, db, mini_project):
-    user = get_user_model().objects.create_user(username="researcher", password="pw-12345", is_staff=True)
-    grant(user, mini_project, "viewer")
-    client.force_login(user)
-    return client
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_need_a_role_in_the_project(client, mini_project, page):
     url = reverse(f"report-{page}", args=["mini"])
