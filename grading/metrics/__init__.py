@@ -97,6 +97,7 @@ _SOURCES = {
     "bias_matrix": "bias",
     "binary_agreement": "agreement",
     "bootstrap_mean_ci": "bootstrap",
+    "case_bootstrap_mean_ci": "bootstrap",
     "calibrate_k": "coverage",
     "case_level_mf1": "agreement",
     "cohort_decide": "decisions",
@@ -257,4 +258,5 @@ __all__ = [
     "split_by_size",
     "pairwise_agreement",
     "partial_correlation",
+    "case_bootstrap_mean_ci",
 ]

@@ -47,3 +47,33 @@ def bootstrap_mean_ci(
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return BootstrapCI(low=float(low), high=float(high), n=int(x.size))
+
+
+def case_bootstrap_mean_ci(values, cases, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
+                           seed: int = 0) -> BootstrapCI | None:
+    """Percentile interval of the mean of ``values`` resampling whole cases (clusters), by
+    ``scipy.stats.bootstrap``: each resample draws cases with replacement and takes the mean of
+    all their values (sum of the drawn cases' sums / sum of their counts). None with fewer than
+    two cases (nothing to resample). Missing values are dropped."""
+    from scipy import stats
+
+    frame = np.asarray(values, dtype=float).ravel()
+    groups = np.asarray(cases).ravel()
+    if frame.shape != groups.shape:
+        raise MetricError("values and cases differ in length")
+    keep = ~np.isnan(frame)
+    frame, groups = frame[keep], groups[keep]
+    unique, inverse = np.unique(groups, return_inverse=True)
+    if unique.size < 2:
+        return None
+    sums = np.bincount(inverse, weights=frame)
+    counts = np.bincount(inverse).astype(float)
+
+    def ratio(s, c, axis=-1):
+        return np.sum(s, axis=axis) / np.sum(c, axis=axis)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result = stats.bootstrap((sums, counts), ratio, paired=True, vectorized=True, n_resamples=n_resamples,
+                                 confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
+    return BootstrapCI(low=float(result.confidence_interval.low), high=float(result.confidence_interval.high),
+                       n=int(frame.size))

@@ -170,7 +170,7 @@ def ordinal_summary(merged: pd.DataFrame, *, criteria: pd.DataFrame) -> dict:
     return {"n": result.n, "qwk": as_number(result.qwk), "exact": as_number(result.exact), "adjacent": as_number(result.adjacent)}
 
 
-def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero") -> dict:
+def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci: bool = False) -> dict:
     """The ``agreement`` result: ``summary`` (exactly the SPEC §5 keys) and, for the
     report page, ``detail`` (counts, strategy) and ``case_table`` (every (model, case))."""
     strategy = metrics.parse_strategy(strategy)
@@ -203,6 +203,10 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero") -> 
         },
         "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
     }
+    if ci:  # intervals on request (issue 14): the mean case-level MF1, resampling cases
+        groups = cases.per_group
+        interval = metrics.case_bootstrap_mean_ci(groups["mf1"].to_numpy(dtype=float), groups["case"].to_numpy()) if len(groups) else None
+        summary["case_level"]["mean_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
     by_model_detail = {
         str(m): {"n": r.n, "mf1": as_number(r.mf1), "cohen_kappa": as_number(r.cohen_kappa),
                  "positive_rate_a": as_number(r.positive_rate_a), "positive_rate_b": as_number(r.positive_rate_b)}

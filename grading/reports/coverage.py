@@ -6,6 +6,7 @@ of binary criteria of the response's case (from the rubric, so a criterion the s
 left undecided, unresolved or cannot-assess counts as not met). Coverage is reported
 for model-authored responses; the human-authored (physician) answers calibrate k.
 """
+import numpy as np
 import pandas as pd
 
 from grading import metrics, selectors
@@ -91,7 +92,21 @@ def sensitivity_parse(text: str | None) -> tuple[int, ...]:
     return values
 
 
-def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sensitivity=SENSITIVITY_KS) -> dict:
+def _intervals(df: pd.DataFrame, k: int, cases, seed: int = 0) -> dict:
+    """Bootstrap 95% intervals (resampling cases, ``metrics.case_bootstrap_mean_ci``) of the three
+    coverage means, whose per-response terms are s_i / N_i, [s_i ≥ k] and the CACS@k term (percent)."""
+    hits, n = df["hits"].to_numpy(dtype=float), df["n_criteria"].to_numpy(dtype=float)
+    terms = {"rubric_accuracy": 100.0 * hits / n, "pass_at_k": 100.0 * (hits >= k),
+             "cacs": 100.0 * np.maximum(0.0, hits - k + 1) / np.maximum(1.0, n - k + 1)}
+    out = {}
+    for name, values in terms.items():
+        ci = metrics.case_bootstrap_mean_ci(values, cases, seed=seed)
+        out[f"{name}_ci"] = [as_number(ci.low), as_number(ci.high)] if ci else None
+    return out
+
+
+def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sensitivity=SENSITIVITY_KS,
+                     ci: bool = False) -> dict:
     """The ``coverage`` result (SPEC §5 keys) plus ``k_source`` and ``sensitivity``: the model
     ranking under CACS@k' for each k' of ``sensitivity``, rubric accuracy and Pass@k, each
     against CACS@k (Spearman ρ, Kendall τ, top-3 / top-5 overlap)."""
@@ -110,10 +125,18 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
         by_stratum[axis] = table
     ks = sorted({kk for kk in sensitivity if kk != k})
     alternatives = metrics.threshold_sensitivity(df, k=k, ks=ks)
+    overall_figures = _figures(overall)
+    by_model_figures = {str(m): _figures(c) for m, c in by_model.items()}
+    if ci:  # intervals on request (issue 14): resampling cases, seeded
+        cases = inputs.responses.loc[df["response_id"], "case_id"].to_numpy()
+        overall_figures.update(_intervals(df, k, cases))
+        for model, figures in by_model_figures.items():
+            mine = (df["model"].astype(str) == model).to_numpy()
+            figures.update(_intervals(df[mine], k, cases[mine]))
     return {
         "k": k,
-        "overall": _figures(overall),
-        "by_model": {str(m): _figures(c) for m, c in by_model.items()},
+        "overall": overall_figures,
+        "by_model": by_model_figures,
         "by_stratum": by_stratum,
         "k_source": k_source,
         "sensitivity": [

@@ -53,14 +53,19 @@ def response_scores(*, inputs: ReportInputs, source, strategy: str = "skip") -> 
     return scores
 
 
-def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip") -> dict:
-    """The ``scores`` result: score (or null) per response external id, mean per model."""
+def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: bool = False) -> dict:
+    """The ``scores`` result: score (or null) per response external id, mean per model (with a
+    bootstrap 95% interval resampling cases, ``ci``)."""
     strategy = metrics.parse_strategy(strategy)
     scores = response_scores(inputs=inputs, source=source, strategy=strategy)
     by_model = {}
     for model, rows in scores.groupby("model", sort=True):
         defined = rows["score"].dropna()
         by_model[str(model)] = {"mean_score": as_number(defined.mean()) if len(defined) else None, "n": int(len(defined))}
+        if ci:
+            cases = inputs.responses.loc[defined.index, "case_id"].to_numpy()
+            interval = metrics.case_bootstrap_mean_ci(defined.to_numpy(), cases) if len(defined) else None
+            by_model[str(model)]["mean_score_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
     return {
         "responses": {str(ext): as_number(s) for ext, s in zip(scores["external_id"], scores["score"])},
         "by_model": by_model,

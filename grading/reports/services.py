@@ -54,7 +54,8 @@ def report_project(*, slug: str | Project) -> Project:
     return slug if isinstance(slug, Project) else project_get(slug=slug)
 
 
-def agreement_report(*, project, a: str, b: str, strategy: str = "zero", inputs: ReportInputs | None = None) -> dict:
+def agreement_report(*, project, a: str, b: str, strategy: str = "zero", inputs: ReportInputs | None = None,
+                     ci: bool = False) -> dict:
     """Agreement of source ``b`` with reference source ``a`` (result of ``agreement.agreement_compute``)."""
     project = report_project(slug=project)
     sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
@@ -64,8 +65,9 @@ def agreement_report(*, project, a: str, b: str, strategy: str = "zero", inputs:
 
     return report_cached(
         projects=_projects(project, sa, sb), name="agreement",
-        params={"a": sa.spec, "b": sb.spec, "a_project": sa.project.slug, "b_project": sb.project.slug, "strategy": strategy},
-        compute=_counted(inputs, lambda: agreement.agreement_compute(inputs=inputs, a=sa, b=sb, strategy=strategy)),
+        params={"a": sa.spec, "b": sb.spec, "a_project": sa.project.slug, "b_project": sb.project.slug, "strategy": strategy,
+                **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: agreement.agreement_compute(inputs=inputs, a=sa, b=sb, strategy=strategy, ci=ci)),
     )
 
 
@@ -93,7 +95,7 @@ def reliability_report(*, project, source: str, level: str = "nominal", inputs: 
 
 
 def coverage_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None,
-                    sensitivity: str | None = None) -> dict:
+                    sensitivity: str | None = None, ci: bool = False) -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     inputs = (inputs or ReportInputs(project)).for_source(src)
@@ -102,8 +104,8 @@ def coverage_report(*, project, source: str, k: int | None = None, inputs: Repor
     ks = coverage.sensitivity_parse(sensitivity)
     return report_cached(
         projects=_projects(src.project), name="coverage",
-        params={"source": src.spec, "p": src.project.slug, "k": k, "sensitivity": list(ks)},
-        compute=_counted(inputs, lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k, sensitivity=ks)),
+        params={"source": src.spec, "p": src.project.slug, "k": k, "sensitivity": list(ks), "ci": ci},
+        compute=_counted(inputs, lambda: coverage.coverage_compute(inputs=inputs, source=src, k=k, sensitivity=ks, ci=ci)),
     )
 
 
@@ -119,7 +121,8 @@ def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = No
     )
 
 
-def scores_report(*, project, source: str, strategy: str = "skip", inputs: ReportInputs | None = None) -> dict:
+def scores_report(*, project, source: str, strategy: str = "skip", inputs: ReportInputs | None = None,
+                  ci: bool = False) -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     strategy = strategy_name(strategy)
@@ -127,8 +130,9 @@ def scores_report(*, project, source: str, strategy: str = "skip", inputs: Repor
     from . import scores
 
     return report_cached(
-        projects=_projects(src.project), name="scores", params={"source": src.spec, "p": src.project.slug, "strategy": strategy},
-        compute=_counted(inputs, lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy)),
+        projects=_projects(src.project), name="scores",
+        params={"source": src.spec, "p": src.project.slug, "strategy": strategy, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy, ci=ci)),
     )
 
 

@@ -21,10 +21,12 @@ class Command(ReportCommand):
         parser.add_argument("--b", required=True, help="compared source; [OTHER-PROJECT:]cohort:NAME, judge:NAME or gold")
         parser.add_argument("--cannot-assess", default="zero", help="skip | zero | partial | fail (default zero)")
         parser.add_argument("--pairs", metavar="FILE", help="also write the paired decisions as JSON Lines to FILE")
+        parser.add_argument("--ci", action="store_true",
+                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = agreement_report(
-            project=options["project"], a=options["a"], b=options["b"], strategy=options["cannot_assess"]
+            project=options["project"], a=options["a"], b=options["b"], strategy=options["cannot_assess"], ci=options["ci"]
         )
         if options.get("pairs"):
             target = Path(options["pairs"])

@@ -19,8 +19,10 @@ class Command(ReportCommand):
         parser.add_argument("--sensitivity", default=None,
                             help="alternative thresholds k' compared with CACS@k, with rubric accuracy and Pass@k "
                                  "(default 7,8,12,15)")
+        parser.add_argument("--ci", action="store_true",
+                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = coverage_report(project=options["project"], source=options["source"], k=options["k"],
-                                 sensitivity=options["sensitivity"])
+                                 sensitivity=options["sensitivity"], ci=options["ci"])
         return {key: result[key] for key in KEYS}

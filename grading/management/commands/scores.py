@@ -13,7 +13,10 @@ class Command(ReportCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--source", required=True)
         parser.add_argument("--cannot-assess", default="skip", help="skip | zero | partial | fail (default skip)")
+        parser.add_argument("--ci", action="store_true",
+                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
-        result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"])
+        result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"],
+                               ci=options["ci"])
         return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases")}
