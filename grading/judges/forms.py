@@ -62,6 +62,9 @@ class JudgeForm(forms.ModelForm):
     few_shot_cohort = forms.CharField(required=False, help_text="Cohort whose labels give the few-shot examples.")
     few_shot_k = forms.IntegerField(min_value=0, initial=0, help_text="Examples per item, verdict-balanced.")
     few_shot_seed = forms.IntegerField(initial=0)
+    few_shot_cases = forms.CharField(required=False, label="Few-shot cases",
+                                     help_text="Case ids the examples may come from, separated by commas (empty: a seeded "
+                                               "fifth of the cases). Reports of this judge leave these cases out.")
     panel_members = forms.CharField(required=False, help_text="Panels only: member judge names, separated by commas.")
     panel_vote = forms.ChoiceField(required=False, choices=[(v, v) for v in VOTE_RULES])
     panel_weights = forms.CharField(required=False, help_text="Panels with a weighted vote: name=weight, separated by commas.")
@@ -92,6 +95,7 @@ class JudgeForm(forms.ModelForm):
             self.initial.setdefault("few_shot_cohort", current.few_shot_cohort)
             self.initial.setdefault("few_shot_k", current.few_shot_k)
             self.initial.setdefault("few_shot_seed", current.few_shot_seed)
+            self.initial.setdefault("few_shot_cases", ", ".join(current.few_shot_split.get("cases", [])))
             self.initial.setdefault("panel_members", ", ".join(current.members))
             self.initial.setdefault("panel_vote", current.vote)
             self.initial.setdefault("panel_weights", ", ".join(f"{k}={v:g}" for k, v in current.weights.items()))
@@ -109,6 +113,9 @@ class JudgeForm(forms.ModelForm):
         if data.get("few_shot_cohort") or data.get("few_shot_k"):
             settings["few_shot"] = {"cohort": data.get("few_shot_cohort") or "", "k": data.get("few_shot_k") or 0,
                                     "seed": data.get("few_shot_seed") or 0}
+            named = _ids(data.get("few_shot_cases") or "")
+            if named:
+                settings["few_shot"]["split"] = {"cases": named}
         for key in ("members", "vote", "weights"):
             settings.pop(key, None)
         if data.get("backend") == Judge.PANEL:

@@ -138,9 +138,13 @@ class PromptBuilder:
             if reference and "$reference_answer" in template.binary_user + template.option_user:
                 self.references[pk] = reference
         self.compiled = None
-        self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort) if (
-            settings.few_shot_k > 0 and settings.few_shot_cohort
-        ) else ({}, {})
+        if settings.few_shot_k > 0 and settings.few_shot_cohort:
+            from .fewshot import fewshot_split_cases
+
+            self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort,
+                                                      cases=fewshot_split_cases(judge))
+        else:
+            self.pool, self.pool_texts = {}, {}
 
     def author(self, item: Item) -> str:
         if self.judge.condition == "attributed":
@@ -189,9 +193,10 @@ def criterion_text(item: Item, settings: JudgeSettings) -> str:
     return item.criterion_text
 
 
-def fewshot_pool(*, project, cohort_name: str) -> tuple[dict[int, list[tuple]], dict[int, str]]:
+def fewshot_pool(*, project, cohort_name: str, cases=None) -> tuple[dict[int, list[tuple]], dict[int, str]]:
     """A cohort's decisions per criterion — (response, verdict, option, value) — and the responses'
-    texts. The decisions are the cohort's (SPEC §2 rule, ``cohort_frame``); ties are left out."""
+    texts, from the responses of ``cases`` only (the judge's few-shot split, ``fewshot``; None:
+    every case). The decisions are the cohort's (SPEC §2 rule, ``cohort_frame``); ties are left out."""
     from ..selectors import cohort_frame  # pandas loads only when a run plans few-shot examples
 
     cohort = Cohort.objects.filter(project=project, name=cohort_name).first()
@@ -199,6 +204,9 @@ def fewshot_pool(*, project, cohort_name: str) -> tuple[dict[int, list[tuple]], 
         return {}, {}
     decided = cohort_frame(cohort=cohort)
     decided = decided[~decided["unresolved"].astype(bool)].sort_values(["response_id", "criterion_id"])
+    if cases is not None:
+        in_split = set(Response.objects.filter(project=project, case_id__in=list(cases)).values_list("pk", flat=True))
+        decided = decided[decided["response_id"].isin(in_split)]
     pool: dict[int, list] = defaultdict(list)
     for r, c, verdict, option, value in zip(decided["response_id"], decided["criterion_id"], decided["verdict"],
                                             decided["option"], decided["value"]):

@@ -8,7 +8,9 @@ only when set; a server that does not know it is asked again without it),
 ``shuffle_seed`` (0), ``requests_per_minute`` and ``tokens_per_minute`` (0: no limit; the
 provider's limits for the judge's endpoint, shared with every judge on it, see ``ratelimit``),
 ``min_evidence`` (0: the criterion's own minimum applies; a larger
-number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0}``), ``threshold``
+number raises it), ``few_shot`` (``{"cohort": NAME, "k": 4, "seed": 0, "split": {"share": 0.2} | {"cases":
+[ids]}}``: examples come only from the split's cases, which reports of the judge then leave out;
+default split: a seeded fifth of the cases), ``threshold``
 (baseline coverage, 0.5), and for panels ``members`` (judge names), ``vote``
 (majority / weighted / unanimous / any) and ``weights`` ({name: weight}); ``compiled`` (false:
 RULERS compiled mode, one call per trait with its locked checklist and the response as a numbered
@@ -25,6 +27,7 @@ KNOWN_KEYS = {
     "requests_per_minute", "tokens_per_minute", "compiled", "variant", "variant_of",
 }
 RUBRIC_VARIANTS = ("reversed", "paraphrased")
+DEFAULT_FEW_SHOT_SHARE = 0.2  # the share of cases few-shot examples come from, when no split is given
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 
@@ -51,6 +54,7 @@ class JudgeSettings:
     few_shot_cohort: str = ""
     few_shot_k: int = 0
     few_shot_seed: int = 0
+    few_shot_split: dict = field(default_factory=dict)  # {"share": x} or {"cases": [ids]}; see judges.fewshot
     threshold: float = 0.5
     members: list[str] = field(default_factory=list)
     vote: str = "majority"
@@ -89,8 +93,17 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
     if unknown:
         raise SettingsError(unknown[0], f"unknown key (known: {', '.join(sorted(KNOWN_KEYS))})")
     few_shot = data.get("few_shot") or {}
-    if not isinstance(few_shot, dict) or set(few_shot) - {"cohort", "k", "seed"}:
-        raise SettingsError("few_shot", 'must be {"cohort": NAME, "k": N, "seed": N}')
+    if not isinstance(few_shot, dict) or set(few_shot) - {"cohort", "k", "seed", "split"}:
+        raise SettingsError("few_shot", 'must be {"cohort": NAME, "k": N, "seed": N, "split": {...}}')
+    split = few_shot.get("split") or {"share": DEFAULT_FEW_SHOT_SHARE}
+    if not isinstance(split, dict) or len(split) != 1 or not set(split) <= {"share", "cases"}:
+        raise SettingsError("few_shot.split", 'must be {"share": 0.2} (a seeded share of the cases) or {"cases": [ids]}')
+    if "share" in split:
+        share = split["share"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise SettingsError("few_shot.split.share", f"must be a number between 0 and 1, not {share!r}")
+    elif not isinstance(split["cases"], list) or not split["cases"] or not all(isinstance(c, str) for c in split["cases"]):
+        raise SettingsError("few_shot.split.cases", "must be a non-empty list of case ids")
     cohort = few_shot.get("cohort", "")
     if not isinstance(cohort, str):
         raise SettingsError("few_shot.cohort", "must be a cohort name")
@@ -133,6 +146,7 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
         few_shot_cohort=cohort,
         few_shot_k=k,
         few_shot_seed=_number(few_shot, "seed", 0, integer=True, minimum=-(2**63)),
+        few_shot_split=dict(split) if k else {},
         threshold=_number(data, "threshold", 0.5),
         members=list(members),
         vote=vote,

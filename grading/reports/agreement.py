@@ -203,6 +203,9 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci:
         },
         "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
     }
+    left_out = {s.spec: len(inputs.for_source(s).fewshot_cases(s)) for s in (a, b) if inputs.for_source(s).fewshot_cases(s)}
+    if left_out:  # the cases a judge's few-shot examples came from are not counted (issue 14)
+        summary["few_shot_excluded_cases"] = left_out
     if ci:  # intervals on request (issue 14): the mean case-level MF1, resampling cases
         groups = cases.per_group
         interval = metrics.case_bootstrap_mean_ci(groups["mf1"].to_numpy(dtype=float), groups["case"].to_numpy()) if len(groups) else None

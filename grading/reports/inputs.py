@@ -103,9 +103,22 @@ class ReportInputs:
                 frame = selectors.gold_decision_frame(project=inputs.project, cohorts=inputs.cohort_decisions)
             else:
                 frame = selectors.source_decisions(source=source, responses=inputs.responses, criteria=inputs.criteria)
+            split = inputs.fewshot_cases(source)
+            if split:  # a judge's few-shot examples came from these cases: its figures leave them out
+                frame = frame[~frame["response_id"].map(inputs.responses["case_id"]).isin(split)]
             kept = frame["response_id"].isin(inputs.responses.index)
             inputs._decisions[source.spec] = frame if kept.all() else frame[kept].reset_index(drop=True)
         return inputs._decisions[source.spec]
+
+    def fewshot_cases(self, source) -> frozenset:
+        """The cases of a judge's few-shot split (a panel's: its members'), which every report of
+        that source leaves out (``judges.fewshot``); empty for other sources."""
+        if source.kind != "judge" or source.obj is None:
+            return frozenset()
+        from grading.judges.fewshot import fewshot_split_cases
+
+        judges = selectors.panel_members(judge=source.obj) if source.obj.backend == "panel" else [source.obj]
+        return frozenset().union(*(fewshot_split_cases(j) for j in judges))
 
     def annotated(self, source) -> pd.DataFrame:
         """Decisions of ``source`` joined with model, author kind, case and criterion kind/weight."""

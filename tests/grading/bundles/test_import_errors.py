@@ -197,7 +197,7 @@ class ImportErrorTests:
         parts = bundle_parts()
         parts["project"]["judges"][0]["settings"] = {"few_shot": {"cohort": "group-1", "k": 2, "seeds": 1}}
         error = assert_rejected(
-            tmp_path, parts, match='project.json: judges[0].settings.few_shot: must be {"cohort": NAME, "k": N, "seed": N}'
+            tmp_path, parts, match='project.json: judges[0].settings.few_shot: must be {"cohort": NAME, "k": N, "seed": N, "split": {...}}'
         )
         assert error.field == "judges[0].settings.few_shot"
 

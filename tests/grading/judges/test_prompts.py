@@ -65,7 +65,7 @@ def test_few_shot_sampling_is_balanced_seeded_and_excludes_the_judged_item():
 
 
 def test_few_shot_examples_in_prompts_come_from_the_cohort_and_never_show_the_judged_answer(make_judge, run_judge, chat_server):
-    run, _ = run_judge(make_judge(settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": 3}}),
+    run, _ = run_judge(make_judge(settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c1"]}}}),
                        scope={"criteria": ["c1-ecg"]})
     assert run.done_calls == 3
     texts = {"r1": "Call emergency services now. An ECG is needed.", "r2": "Rest and take antibiotics.",
@@ -147,3 +147,32 @@ def test_few_shot_pool_is_the_cohort_rule_with_ordinal_values_kept(mini_project)
     assert (r1.pk, "not_met", None, None) in pool[abx.pk]  # the checker's decision, not the annotators'
     block = examples_block(examples=[Example(response_text="x", value=0.75)], kind="ordinal")
     assert '"value": 0.75' in block
+
+
+def test_few_shot_examples_come_from_the_split_only_and_reports_leave_it_out(make_judge, run_judge, chat_server):
+    """Issue 14: a judge's examples are drawn from its few-shot split, and every report of the judge
+    leaves the split's cases out and says so (an example's own label never counts as agreement)."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from grading.judges.fewshot import fewshot_split_cases
+
+    judge = make_judge(settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c2"]}}})
+    run_judge(judge, scope={"criteria": ["c1-ecg"]})
+    assert all("<examples>" not in user_text(body) for body in chat_server.requests)  # c2 has no c1-ecg labels
+    assert len(fewshot_split_cases(judge)) == 1
+    default = make_judge(name="split-by-share", settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": -7}})
+    assert len(fewshot_split_cases(default)) == 1  # a seeded fifth of two cases: one (negative seeds work)
+
+    def agreement(b):
+        out = io.StringIO()
+        call_command("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", b, "--json", stdout=out)
+        return json.loads(out.getvalue())
+
+    mine = agreement("judge:llm")
+    assert mine["few_shot_excluded_cases"] == {"judge:llm": 1}
+    judge.settings = {"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c1"]}}}
+    judge.save()
+    assert agreement("judge:llm")["n_decisions"] == 0  # every judged item is of c1, the split: none counts
