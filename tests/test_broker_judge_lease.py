@@ -132,8 +132,10 @@ def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers
 
     server = ChatServer(latency=0.01).start()
     try:
-        cases = list(Case.objects.filter(project=study).order_by("pk").values_list("external_id", flat=True)[:2])
-        scope = {"cases": cases, "models": ["m-a"]}  # 2 cases x 5 criteria: 10 calls a run
+        # 4 cases x 5 criteria: 20 calls a run, 8 s for both at the shared pace, so the runs overlap even
+        # when one worker picks its run up a couple of seconds late on a loaded machine
+        cases = list(Case.objects.filter(project=study).order_by("pk").values_list("external_id", flat=True)[:4])
+        scope = {"cases": cases, "models": ["m-a"]}
         judges = [Judge.objects.create(project=study, name=name, backend=Judge.OPENAI, model=name, base_url=server.url,
                                        concurrency=4, max_retries=0, settings={"requests_per_minute": 300})
                   for name in ("pace-a", "pace-b")]
@@ -145,7 +147,7 @@ def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers
               "both runs to finish")
     finally:
         server.stop()
-    assert len(server.times) == 20
+    assert len(server.times) == 40
     by_model = {name: [t for t, r in zip(server.times, server.requests) if r["model"] == name] for name in ("pace-a", "pace-b")}
     assert min(by_model["pace-a"]) < max(by_model["pace-b"]) and min(by_model["pace-b"]) < max(by_model["pace-a"])
     assert_paced(server.times, 0.2)
