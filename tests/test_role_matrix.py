@@ -279,7 +279,7 @@ def judge_form(h, t) -> dict:
     return {"action": "judge", **{f"judge-{name}": value for name, value in fields.items()}}
 
 
-REPORT_PAGES = ("agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability")
+REPORT_PAGES = ("agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores")
 
 MATRIX: list[Url] = [
     # the project page, the report pages with their CSV and their retry (any role)

@@ -16,7 +16,7 @@ from .agreement import aligned_decisions, binary_pairs, ordinal_summary
 from .bias import bias_attenuation
 from .inputs import ReportInputs, as_number
 from .reliability_report import reliability_page
-from .scores import response_scores
+from .scores import response_scores, scores_page
 from .stability import KINDS as STABILITY_KINDS
 from .stability import by_kind as stability_by_kind
 from .stability import sample_values as stability_values
@@ -25,7 +25,7 @@ from .traits import traits_page
 
 # The report pages with their navigation labels (the pages' nav, the project page and the admin index).
 PAGE_LABELS = {"agreement": "Agreement", "coverage": "Coverage", "judges": "Judges", "bias": "Bias",
-               "calibration": "Calibration", "traits": "Traits", "reliability": "Reliability"}
+               "calibration": "Calibration", "traits": "Traits", "reliability": "Reliability", "scores": "Scores"}
 PAGES = tuple(PAGE_LABELS)
 # The parameters a page has when its URL carries no query (the views produce exactly these).
 DEFAULT_PARAMS = {
@@ -33,6 +33,7 @@ DEFAULT_PARAMS = {
     "bias": {"reference": None, "scale": "native", "criterion": "all", "human": "mean"},
     "calibration": {"reference": None, "strategy": "skip"}, "traits": {"source": None, "reference": None},
     "reliability": {"a": None, "b": None, "by": "criterion"},
+    "scores": {"source": None, "strategy": "skip", "length_penalty": None, "length_unit": "words"},
 }
 HISTOGRAM_BINS = 10
 
@@ -331,7 +332,7 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
 
 PAGE_FUNCTIONS = {
     "agreement": agreement_page, "coverage": coverage_page, "judges": judges_page, "bias": bias_page,
-    "calibration": calibration_page, "traits": traits_page, "reliability": reliability_page,
+    "calibration": calibration_page, "traits": traits_page, "reliability": reliability_page, "scores": scores_page,
 }
 
 

@@ -8,6 +8,7 @@ value and are handled by the cannot-assess strategy of ``metrics.score_responses
 import numpy as np
 import pandas as pd
 
+from annotation.models import Response
 from grading import metrics
 
 from .inputs import ReportInputs, as_number
@@ -39,12 +40,46 @@ def unit_values(rows: pd.DataFrame) -> np.ndarray:
     return metrics.unit_scale(rows["value"].to_numpy(), rows["min_value"].to_numpy(), rows["max_value"].to_numpy())
 
 
-def response_scores(*, inputs: ReportInputs, source, strategy: str = "skip") -> pd.DataFrame:
-    """Weighted score per response (index response_id) with model, length_chars, n_scored."""
+UNITS = ("words", "characters")
+
+
+def penalty_parse(text: str | None, unit: str = "words") -> tuple[metrics.LengthPenalty, str] | None:
+    """``FREE,CAP,PENALTY[,EXPONENT]`` (Autorubric's length penalty: nothing up to FREE words or
+    characters, growing to PENALTY at CAP and beyond, with EXPONENT 1 by default) and its unit;
+    None for no penalty. A ValueError names what is wrong."""
+    if text is None or not str(text).strip():
+        return None
+    if unit not in UNITS:
+        raise ValueError(f"unknown length unit {unit!r}; use words or characters")
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        if len(parts) not in (3, 4):
+            raise ValueError
+        free, cap, penalty = int(parts[0]), int(parts[1]), float(parts[2])
+        exponent = float(parts[3]) if len(parts) == 4 else 1.0
+    except ValueError:
+        raise ValueError(f"--length-penalty is FREE,CAP,PENALTY[,EXPONENT] (e.g. 300,800,0.2), not {text!r}") from None
+    try:
+        return metrics.LengthPenalty(free_words=free, cap_words=cap, penalty_at_cap=penalty, exponent=exponent), unit
+    except metrics.MetricError as exc:
+        raise ValueError(f"--length-penalty {text!r}: {exc}") from None
+
+
+def response_scores(*, inputs: ReportInputs, source, strategy: str = "skip", penalty=None) -> pd.DataFrame:
+    """Weighted score per response (index response_id) with model, length_chars, n_scored;
+    ``penalty``: (``LengthPenalty``, unit) from ``penalty_parse``, subtracted from each score."""
     rows = decision_values(inputs.decisions(source), inputs.criteria)
     if rows.empty:
         return pd.DataFrame(columns=["score", "n_scored", "n_cannot_assess", "model", "length_chars", "external_id"])
-    scores = metrics.score_responses(rows, strategy=strategy)
+    counts = None
+    if penalty is not None:
+        ids = rows["response"].unique()
+        if penalty[1] == "characters":
+            counts = inputs.responses.loc[ids, "length_chars"].astype(float)
+        else:
+            texts = dict(Response.objects.filter(pk__in=list(ids)).values_list("pk", "text"))
+            counts = pd.Series({pk: float(metrics.word_count(texts.get(pk, ""))) for pk in ids})
+    scores = metrics.score_responses(rows, strategy=strategy, length_penalty=penalty[0] if penalty else None, words=counts)
     responses = inputs.responses.loc[scores.index]
     scores["model"] = responses["model"].to_numpy()
     scores["author_kind"] = responses["author_kind"].to_numpy()
@@ -53,11 +88,11 @@ def response_scores(*, inputs: ReportInputs, source, strategy: str = "skip") -> 
     return scores
 
 
-def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: bool = False) -> dict:
+def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: bool = False, penalty=None) -> dict:
     """The ``scores`` result: score (or null) per response external id, mean per model (with a
-    bootstrap 95% interval resampling cases, ``ci``)."""
+    bootstrap 95% interval resampling cases, ``ci``), after the length penalty when one is given."""
     strategy = metrics.parse_strategy(strategy)
-    scores = response_scores(inputs=inputs, source=source, strategy=strategy)
+    scores = response_scores(inputs=inputs, source=source, strategy=strategy, penalty=penalty)
     by_model = {}
     for model, rows in scores.groupby("model", sort=True):
         defined = rows["score"].dropna()
@@ -66,8 +101,39 @@ def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: 
             cases = inputs.responses.loc[defined.index, "case_id"].to_numpy()
             interval = metrics.case_bootstrap_mean_ci(defined.to_numpy(), cases) if len(defined) else None
             by_model[str(model)]["mean_score_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
-    return {
+    out = {
         "responses": {str(ext): as_number(s) for ext, s in zip(scores["external_id"], scores["score"])},
         "by_model": by_model,
         "strategy": strategy.value,
     }
+    if penalty is not None:
+        rule, unit = penalty
+        out["length_penalty"] = {"free": rule.free_words, "cap": rule.cap_words, "penalty_at_cap": rule.penalty_at_cap,
+                                 "exponent": rule.exponent, "unit": unit}
+    return out
+
+
+def scores_page(*, project, source: str | None = None, strategy: str = "skip", length_penalty: str | None = None,
+                length_unit: str = "words") -> dict:
+    """The scores page: each model's mean weighted score and each response's score under a source,
+    with the cannot-assess strategy and, when given, the length penalty."""
+    from grading.sources import project_sources
+
+    from . import services
+
+    sources = project_sources(project=project)
+    choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
+    source = source or choices[0]
+    result = services.scores_report(project=project, source=source, strategy=strategy, length_penalty=length_penalty,
+                                    length_unit=length_unit)
+    inputs = ReportInputs(project)
+    by_external = inputs.responses.reset_index().set_index("external_id")
+    rows = [[ext, str(by_external.at[ext, "model"]) if ext in by_external.index else "",
+             int(by_external.at[ext, "length_chars"]) if ext in by_external.index else None, score]
+            for ext, score in sorted(result["responses"].items())]
+    return {"sources": choices, "source": source, "strategy": result["strategy"], "length_penalty": result.get("length_penalty"),
+            "tables": {
+                "by_model": {"columns": ["model", "mean_score", "n"],
+                             "rows": [[m, f["mean_score"], f["n"]] for m, f in result["by_model"].items()]},
+                "responses": {"columns": ["response", "model", "characters", "score"], "rows": rows},
+            }}

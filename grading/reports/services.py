@@ -122,17 +122,20 @@ def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = No
 
 
 def scores_report(*, project, source: str, strategy: str = "skip", inputs: ReportInputs | None = None,
-                  ci: bool = False) -> dict:
+                  ci: bool = False, length_penalty: str | None = None, length_unit: str = "words") -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     strategy = strategy_name(strategy)
     inputs = (inputs or ReportInputs(project)).for_source(src)
     from . import scores
 
+    penalty = scores.penalty_parse(length_penalty, length_unit)
     return report_cached(
         projects=_projects(src.project), name="scores",
-        params={"source": src.spec, "p": src.project.slug, "strategy": strategy, **({"ci": True} if ci else {})},
-        compute=_counted(inputs, lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy, ci=ci)),
+        params={"source": src.spec, "p": src.project.slug, "strategy": strategy, **({"ci": True} if ci else {}),
+                **({"penalty": length_penalty, "unit": length_unit} if penalty else {})},
+        compute=_counted(inputs, lambda: scores.scores_compute(inputs=inputs, source=src, strategy=strategy, ci=ci,
+                                                               penalty=penalty)),
     )
 
 

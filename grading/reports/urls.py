@@ -12,4 +12,5 @@ urlpatterns = [
     path("calibration/", views.calibration_report_page, name="report-calibration"),
     path("traits/", views.traits_report_page, name="report-traits"),
     path("reliability/", views.reliability_report_page, name="report-reliability"),
+    path("scores/", views.scores_report_page, name="report-scores"),
 ]

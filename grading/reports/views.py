@@ -20,6 +20,7 @@ from . import charts
 from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
 from .coverage import sensitivity_parse
 from .pages import PAGE_LABELS
+from .scores import penalty_parse
 from .services import strategy_name
 from .subset import subset_parse
 from .tasks import report_page_task
@@ -299,3 +300,18 @@ def reliability_report_page(request, slug: str):
         return {"a": _source_param(request, project, "a"), "b": _source_param(request, project, "b"), "by": by}
 
     return _render(request, project, "reliability", parse)
+
+
+@login_required
+def scores_report_page(request, slug: str):
+    project = _project(request, slug)
+
+    def parse():
+        penalty = (request.GET.get("length_penalty") or "").strip() or None
+        unit = request.GET.get("length_unit") or "words"
+        penalty_parse(penalty, unit)  # a clear error now, not in the worker
+        return {"source": _source_param(request, project, "source"),
+                "strategy": strategy_name(request.GET.get("strategy") or "skip"), "length_penalty": penalty,
+                "length_unit": unit}
+
+    return _render(request, project, "scores", parse)

@@ -60,3 +60,18 @@ def test_a_page_restricted_to_some_models(page, login, shift):
     expect(page.locator("#model-subset")).to_have_text("Models used: m0, m2")
     expect(page.locator("#table-reliability tbody tr")).to_have_count(3)  # pooled, m0, m2
     expect(page.locator("select[name=by]")).to_have_value("model")  # the page's own parameters kept
+
+
+def test_the_scores_page_applies_a_length_penalty(page, login, shift):
+    login("res", "pw-12345")
+    page.goto("/projects/shift/reports/scores/?source=judge:j")
+    rows = page.locator("#table-by_model tbody tr")
+    expect(rows).to_have_count(3)
+    before = page.locator("#table-responses tbody tr").first.locator("td").nth(3).inner_text()
+    page.locator("input[name=length_penalty]").fill("1,2,0.5")  # every answer has 2 words: the full 0.5 off
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#scores h2")).to_contain_text("length penalty 0.5 at 2 words")
+    after = page.locator("#table-responses tbody tr").first.locator("td").nth(3).inner_text()
+    assert float(after) == pytest.approx(max(0.0, float(before) - 0.5))
+    page.goto("/projects/shift/reports/scores/?length_penalty=1,2")
+    expect(page.locator("#report")).to_contain_text("--length-penalty is FREE,CAP,PENALTY")

@@ -13,10 +13,13 @@ class Command(ReportCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--source", required=True)
         parser.add_argument("--cannot-assess", default="skip", help="skip | zero | partial | fail (default skip)")
+        parser.add_argument("--length-penalty", default=None, metavar="FREE,CAP,PENALTY[,EXPONENT]",
+                            help="Autorubric's length penalty: 0 up to FREE, PENALTY at CAP and beyond (exponent 1)")
+        parser.add_argument("--length-unit", default="words", choices=["words", "characters"])
         parser.add_argument("--ci", action="store_true",
                             help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"],
-                               ci=options["ci"])
-        return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases")}
+                               ci=options["ci"], length_penalty=options["length_penalty"], length_unit=options["length_unit"])
+        return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases", "length_penalty") if key in result}

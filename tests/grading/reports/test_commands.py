@@ -258,3 +258,22 @@ def test_the_sensitivity_block_on_a_constructed_ranking():
 def test_a_bad_sensitivity_list_is_named(mini_project, value):
     with pytest.raises(CommandError, match="--sensitivity takes whole numbers"):
         run("coverage", "--project", "mini", "--source", "cohort:group-1", "--sensitivity", value)
+
+
+def test_scores_with_a_length_penalty_by_hand(mini_project):
+    plain = run("scores", "--project", "mini", "--source", "judge:judge-a")["responses"]
+    result = run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "5,9,0.2")
+    # words: r1 8 -> 0.2 * (8 - 5) / (9 - 5) = 0.15; r2 4 -> 0 (free); r3 6 -> 0.05; never below 0
+    assert result["responses"] == {"r1": pytest.approx(max(0, plain["r1"] - 0.15)), "r2": pytest.approx(plain["r2"]),
+                                   "r3": pytest.approx(max(0, plain["r3"] - 0.05))}
+    assert result["length_penalty"] == {"free": 5, "cap": 9, "penalty_at_cap": 0.2, "exponent": 1.0, "unit": "words"}
+    chars = run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "30,40,0.5,2",
+                "--length-unit", "characters")
+    # r1 has 46 characters (past the cap: the whole 0.5), r3 38: 0.5 * (8 / 10) ** 2 = 0.32; r2 26: none
+    assert chars["responses"]["r3"] == pytest.approx(max(0, plain["r3"] - 0.32))
+    assert chars["responses"]["r1"] == pytest.approx(max(0, plain["r1"] - 0.5))
+    assert "length_penalty" not in run("scores", "--project", "mini", "--source", "judge:judge-a")
+    with pytest.raises(CommandError, match="--length-penalty is FREE,CAP,PENALTY"):
+        run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "5,9")
+    with pytest.raises(CommandError, match="cap_words must exceed free_words"):
+        run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "9,5,0.2")

@@ -13,7 +13,7 @@ from django.urls import reverse
 from tests.grading.reports.conftest import add_judgments
 from tests.roles import grant
 
-PAGES = ["agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability"]
+PAGES = ["agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores"]
 
 
 @pytest.mark.parametrize("page", PAGES)
