@@ -136,6 +136,7 @@ _SOURCES = {
     "ordinal_agreement": "agreement",
     "paired_decisions": "strategies",
     "panel_decide": "decisions",
+    "panel_agreement": "decisions",
     "parse_strategy": "strategies",
     "rank_models": "ranking",
     "response_hits": "coverage",
@@ -259,4 +260,5 @@ __all__ = [
     "pairwise_agreement",
     "partial_correlation",
     "case_bootstrap_mean_ci",
+    "panel_agreement",
 ]

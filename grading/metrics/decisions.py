@@ -369,6 +369,27 @@ def panel_decide(decisions: pd.DataFrame, *, keys: list[str], rule: str, weights
     return _combine(frame, keys=keys, rule=rule, voter="member", weights=weights)[[*keys, *DECISION_COLUMNS]]
 
 
+def panel_agreement(decisions: pd.DataFrame, *, keys: list[str], rule: str = "majority",
+                    weights: Mapping | None = None) -> tuple[float | None, int]:
+    """How much a panel's members agree (``ensemble_vote``'s mean agreement, SPEC §3 "Ensemble
+    vote"): over the items with two or more votes, the mean share of votes for the winning
+    decision; and how many items that averages. Ordinal criteria, which a panel averages rather
+    than votes on, are left out, as unresolved member decisions are."""
+    if decisions.empty:
+        return None, 0
+    frame = decisions.reset_index(drop=True)
+    item, _ = _items(frame, keys)
+    codes = _vote_codes(frame)
+    codes[frame["kind"].to_numpy(dtype=object) == ORDINAL] = -1
+    voting = codes >= 0
+    if not voting.any():
+        return None, 0
+    votes = pd.DataFrame({"item": item[voting], "vote": codes[voting], "voter": frame["member"].to_numpy(dtype=object)[voting]})
+    rule = VoteRule(str(rule)) if str(rule) != VoteRule.ANY else VoteRule.MAJORITY
+    result = ensemble_vote(votes, rule=rule, weights=weights if rule == VoteRule.WEIGHTED else None)
+    return result.mean_agreement, result.n_items_agreement
+
+
 # -- gold ---------------------------------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from grading import metrics, selectors
 
 from .inputs import ReportInputs, as_number
+from .panels import panel_summary
 
 SUMMARY_KEYS = (
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
@@ -203,6 +204,9 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci:
         },
         "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
     }
+    panel = panel_summary(inputs=inputs, source=b)
+    if panel is not None:  # B is a panel: its members' agreement and votes (issue 14)
+        summary["panel"] = panel
     left_out = {s.spec: len(inputs.for_source(s).fewshot_cases(s)) for s in (a, b) if inputs.for_source(s).fewshot_cases(s)}
     if left_out:  # the cases a judge's few-shot examples came from are not counted (issue 14)
         summary["few_shot_excluded_cases"] = left_out

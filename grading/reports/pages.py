@@ -15,6 +15,7 @@ from . import services
 from .agreement import aligned_decisions, binary_pairs, ordinal_summary
 from .bias import bias_attenuation
 from .inputs import ReportInputs, as_number
+from .panels import panel_summary
 from .reliability_report import reliability_page
 from .scores import response_scores, scores_page
 from .stability import KINDS as STABILITY_KINDS
@@ -172,6 +173,19 @@ def _fidelity_by_cohort(fidelity: list[dict], cohorts: list, judges: list) -> di
     return _table(["judge", *[f"mf1 vs {c.spec}" for c in cohorts], "mean over cohorts"], rows)
 
 
+def _panel_rows(judges: list, inputs: ReportInputs) -> list[list]:
+    """Each panel's mean member agreement and, per criterion, how its members voted."""
+    rows = []
+    for judge in judges:
+        summary = panel_summary(inputs=inputs, source=judge)
+        if summary is None:
+            continue
+        for criterion, votes in summary["votes_by_criterion"].items() or [("", {})]:
+            rows.append([judge.spec, summary["vote"], ", ".join(summary["members"]), summary["mean_agreement"],
+                         summary["n_items"], criterion, "; ".join(f"{label} {n}" for label, n in votes.items())])
+    return rows
+
+
 def judges_page(*, project: Project, strategy: str = "zero") -> dict:
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
@@ -217,6 +231,8 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
                                   "top3_overlap", "top5_overlap"], robustness),
             "variants": _table(["judge", "rubric", "source", "cohort", "mf1", "n_binary", "qwk", "n_ordinal"],
                                _variant_rows(judges, cohorts, fidelity, inputs)),
+            "panels": _table(["panel", "vote", "members", "mean_agreement", "n_items", "criterion", "votes"],
+                             _panel_rows(judges, inputs)),
         },
     }
 

@@ -277,3 +277,27 @@ def test_scores_with_a_length_penalty_by_hand(mini_project):
         run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "5,9")
     with pytest.raises(CommandError, match="cap_words must exceed free_words"):
         run("scores", "--project", "mini", "--source", "judge:judge-a", "--length-penalty", "9,5,0.2")
+
+
+def test_a_panel_shows_its_members_agreement_and_votes(mini_project, second_judge):
+    """Issue 14: agreement with a panel as B gives the members' mean agreement (the ensemble vote's)
+    and the vote counts per criterion (case criteria pooled by kind)."""
+    import pandas as pd
+
+    from grading.metrics import ensemble_vote
+    from grading.models import Judge
+
+    Judge.objects.create(project=mini_project, name="pair", backend=Judge.PANEL,
+                         settings={"members": ["judge-a", "judge-b"], "vote": "majority"})
+    result = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "judge:pair")
+    panel = result["panel"]
+    assert panel["members"] == ["judge-a", "judge-b"] and panel["vote"] == "majority"
+    # binary votes on r1 and r2 (judge-a's missing outputs count as not met, its invalid r2/ecg too)
+    a = {"r1": ("met", "not_met", "not_met"), "r2": ("not_met", "not_met", "not_met")}
+    b = {"r1": ("met", "met", "not_met"), "r2": ("met", "not_met", "not_met")}
+    assert panel["votes_by_criterion"]["(case criteria, binary)"] == {"met": 4, "not_met": 8}
+    votes = pd.DataFrame([(f"{r}/{k}", member, v) for member, table in (("a", a), ("b", b)) for r, row in table.items()
+                          for k, v in enumerate(row)], columns=["item", "voter", "vote"])
+    expected = ensemble_vote(votes, rule="majority", positive="met", negative="not_met")
+    assert panel["mean_agreement"] == pytest.approx(expected.mean_agreement) and panel["n_items"] == 6
+    assert "panel" not in run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "judge:judge-a")

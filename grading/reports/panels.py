@@ -1,0 +1,47 @@
+"""What a panel of judges shows of itself (issue 14, point 6): how much its members agree
+(``metrics.panel_agreement``, the ensemble vote's mean agreement) and, per criterion, how their
+votes fall (a count per decision), on the judges page and in ``agreement`` when B is a panel.
+Per criterion for the project-wide criteria (a case-specific rubric's criteria are pooled by
+kind), so a 75,000-criterion project gives a short table."""
+from collections import Counter
+
+from grading import metrics
+from grading.selectors import judges_frame, panel_members
+
+from .inputs import ReportInputs, as_number
+
+PER_CRITERION_MAX = 100
+
+
+def _label(verdict, option, value) -> str:
+    if option is not None:
+        return str(option)
+    if verdict is not None:
+        return str(verdict)
+    return "(no decision)" if value != value else f"{value:g}"
+
+
+def panel_summary(*, inputs: ReportInputs, source) -> dict | None:
+    """None for anything but a panel."""
+    judge = source.obj
+    if source.kind != "judge" or judge is None or judge.backend != "panel":
+        return None
+    own = inputs.for_source(source)
+    members = panel_members(judge=judge)
+    frame = judges_frame(judges=members, responses=own.responses, criteria=own.criteria)
+    frame = frame[frame["response_id"].isin(own.responses.index)]
+    criteria = own.criteria
+    votes = frame.rename(columns={"judge": "member"}).assign(kind=frame["criterion_id"].map(criteria["kind"]))
+    settings = judge.settings or {}
+    mean, n = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.get("vote", "majority"),
+                                      weights=settings.get("weights"))
+    project_wide = criteria["case_id"].isna()
+    group = votes["criterion_id"].map(lambda c: str(criteria.at[c, "criterion_external_id"]) if project_wide[c]
+                                      else f"(case criteria, {criteria.at[c, 'kind']})")
+    distributions: dict[str, Counter] = {}
+    for key, verdict, option, value in zip(group, votes["verdict"], votes["option"], votes["value"]):
+        if key in distributions or len(distributions) < PER_CRITERION_MAX:
+            distributions.setdefault(key, Counter())[_label(verdict, option, value)] += 1
+    return {"members": [m.name for m in members], "vote": settings.get("vote", "majority"),
+            "mean_agreement": as_number(mean), "n_items": n,
+            "votes_by_criterion": {key: dict(sorted(counts.items())) for key, counts in sorted(distributions.items())}}
