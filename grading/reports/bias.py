@@ -155,8 +155,23 @@ def _panel(experts: pd.DataFrame, criteria: pd.DataFrame, ids: set, usernames: d
     return out
 
 
+def _score_intervals(rows: pd.DataFrame, inputs: ReportInputs, names: list[str], targets: list[str]) -> list[list]:
+    """Per cell, a bootstrap 95% interval of S (the mean over the target's items) resampling cases."""
+    cases = rows["response"].map(inputs.responses["case_id"])
+    out = []
+    for judge in names:
+        row = []
+        for target in targets:
+            mine = ((rows["judge"] == judge) & (rows["target"] == target)).to_numpy()
+            interval = metrics.case_bootstrap_mean_ci(rows["score"].to_numpy(dtype=float)[mine], cases.to_numpy()[mine]) \
+                if mine.any() else None
+            row.append([as_number(interval.low), as_number(interval.high)] if interval else None)
+        out.append(row)
+    return out
+
+
 def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale: str = "native", criterion: str = ALL,
-                 human: str = "mean") -> dict:
+                 human: str = "mean", ci: bool = False) -> dict:
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
     if scale not in SCALES:
@@ -196,6 +211,8 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         "n_criteria": len(ids),
         "warnings": selection.warnings + _few_judges(cells["n_judges"]),
     }
+    if ci:  # intervals on request (issue 14): each mean score S, resampling cases
+        out["scores_ci"] = _score_intervals(chosen, inputs, names, out["targets"])
     criteria = inputs.criteria
     project_wide = [c for c in sorted(ids) if pd.isna(criteria.at[c, "case_id"])]
     if criterion == ALL and 1 < len(ids) and project_wide:

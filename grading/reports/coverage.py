@@ -42,13 +42,19 @@ def response_hits_frame(*, inputs: ReportInputs, source, author_kind: str = "mod
     return out[out["n_criteria"] > 0].reset_index()
 
 
-def calibrate_k_compute(*, inputs: ReportInputs, source) -> dict:
-    """k = round(mean s_i) over the human-authored responses as decided by ``source``."""
+def calibrate_k_compute(*, inputs: ReportInputs, source, ci: bool = False) -> dict:
+    """k = round(mean s_i) over the human-authored responses as decided by ``source`` (with a
+    bootstrap interval of the mean resampling cases, ``ci``)."""
     human = response_hits_frame(inputs=inputs, source=source, author_kind="human")
     if human.empty:
         raise ValueError(f"no human-authored responses decided by {source.spec} in project {inputs.project.slug!r}")
     result = metrics.calibrate_k(human["hits"].to_numpy())
-    return {"k": result.k, "mean_hits": result.mean_hits, "n_responses": result.n}
+    out = {"k": result.k, "mean_hits": result.mean_hits, "n_responses": result.n}
+    if ci:
+        cases = inputs.responses.loc[human["response_id"], "case_id"].to_numpy()
+        interval = metrics.case_bootstrap_mean_ci(human["hits"].to_numpy(dtype=float), cases)
+        out["mean_hits_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+    return out
 
 
 def _figures(cov) -> dict:

@@ -39,6 +39,14 @@ DEFAULT_PARAMS = {
 HISTOGRAM_BINS = 10
 
 
+CI_COLUMNS = ["rubric_accuracy 95% CI", "pass_at_k 95% CI", "cacs 95% CI"]
+
+
+def _interval(pair) -> str | None:
+    """A bootstrap interval as table text, "low – high"."""
+    return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"
+
+
 def _table(columns: list[str], rows: list[list]) -> dict:
     return {"columns": columns, "rows": [[as_number(v) if not isinstance(v, str) else v for v in row] for row in rows]}
 
@@ -80,12 +88,13 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
         a, b = comparisons[0]["a"], comparisons[0]["b"]
     primary = services.agreement_report(project=project, a=a, b=b, strategy=strategy, inputs=inputs)
     case_table = primary["case_table"]
-    mf1 = np.array([row[-1] for row in case_table["rows"] if row[-1] is not None], dtype=float)
+    defined = [row for row in case_table["rows"] if row[-1] is not None]
+    mf1 = np.array([row[-1] for row in defined], dtype=float)
     counts, edges = np.histogram(mf1, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
     threshold = primary["threshold"]
     tail = sorted((row for row in case_table["rows"] if row[-1] is not None and row[-1] < threshold), key=lambda r: (r[-1], r[0], r[1]))
     by_model = primary["detail"]["by_model"]
-    ci = metrics.bootstrap_mean_ci(mf1) if mf1.size else None
+    ci = metrics.case_bootstrap_mean_ci(mf1, [row[2] for row in defined]) if mf1.size else None  # resampling cases
     result.update(
         primary={k: primary[k] for k in ("a", "b", "strategy", "threshold", "summary", "detail")},
         histogram={"counts": counts.tolist(), "edges": edges.tolist(), "n": int(mf1.size),
@@ -102,14 +111,15 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
     return result
 
 
-def coverage_page(*, project: Project, source: str | None = None, k: int | None = None, sensitivity: str | None = None) -> dict:
+def coverage_page(*, project: Project, source: str | None = None, k: int | None = None, sensitivity: str | None = None,
+                  ci: bool = False) -> dict:
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
     candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
     if not candidates:
         raise ValueError(f"project {project.slug!r} has no cohorts or judges yet")
     source = source or candidates[0]
-    main = services.coverage_report(project=project, source=source, k=k, inputs=inputs, sensitivity=sensitivity)
+    main = services.coverage_report(project=project, source=source, k=k, inputs=inputs, sensitivity=sensitivity, ci=ci)
     k = main["k"]
     ranking = {}
     for spec in candidates:
@@ -119,8 +129,10 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
             continue
     models = sorted(main["by_model"])
     tables = {
-        "by_model": _table(["model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs"],
-                           [[m, v["n_responses"], v["rubric_accuracy"], v["pass_at_k"], v["cacs"]] for m, v in main["by_model"].items()]),
+        "by_model": _table(["model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs", *(CI_COLUMNS if ci else [])],
+                           [[m, v["n_responses"], v["rubric_accuracy"], v["pass_at_k"], v["cacs"],
+                             *([_interval(v.get(f"{c}_ci")) for c in ("rubric_accuracy", "pass_at_k", "cacs")] if ci else [])]
+                            for m, v in main["by_model"].items()]),
         "sensitivity": _table(["alternative", "n_models", "spearman_rho", "kendall_tau", "top3_overlap", "top5_overlap"],
                               [[s["name"], s["n_models"], s["spearman_rho"], s["kendall_tau"], s["top3_overlap"], s["top5_overlap"]]
                                for s in main["sensitivity"]]),

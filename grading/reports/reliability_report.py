@@ -95,7 +95,27 @@ def _group_keys(frame: pd.DataFrame, by: str, criteria: pd.DataFrame) -> pd.Seri
     return frame["model"].map(lambda m: [str(m)])
 
 
-def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = None) -> dict:
+def _intervals(binary: pd.DataFrame, ordered: pd.DataFrame, group: dict, cases: pd.Series) -> dict:
+    """Bootstrap 95% intervals resampling cases of the group's two means: accuracy (the mean of
+    agreement) and the mean difference B − A (in the group's scale)."""
+    out = {}
+    agree = (binary["a"].to_numpy() == binary["b"].to_numpy()).astype(float)
+    interval = metrics.case_bootstrap_mean_ci(agree, binary["response_id"].map(cases).to_numpy()) if len(binary) else None
+    out["accuracy_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+    interval = None
+    if len(ordered) >= MIN_FOR_STATS and group.get("scale"):
+        if group["scale"] == "native":
+            diff = ordered["value_b"].to_numpy(float) - ordered["value_a"].to_numpy(float)
+        else:
+            lo, hi = ordered["_lo"].to_numpy(float), ordered["_hi"].to_numpy(float)
+            diff = metrics.unit_scale(ordered["value_b"].to_numpy(float), lo, hi) - metrics.unit_scale(
+                ordered["value_a"].to_numpy(float), lo, hi)
+        interval = metrics.case_bootstrap_mean_ci(diff, ordered["response_id"].map(cases).to_numpy())
+    out["mean_difference_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+    return out
+
+
+def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = None, ci: bool = False) -> dict:
     if by is not None and by not in BY:
         raise ValueError(f"unknown grouping {by!r}; use criterion, tag or model")
     own = inputs.for_source(a)
@@ -103,9 +123,13 @@ def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = N
     merged, _, _ = aligned_decisions(inputs=inputs, a=a, b=b)
     pairs, _ = binary_pairs(merged, strategy=metrics.parse_strategy("zero"))
     ordinal = _ordinal_rows(merged, criteria)
+    ordinal = ordinal.assign(_lo=ordinal["criterion_id"].map(criteria["min_value"]),
+                             _hi=ordinal["criterion_id"].map(criteria["max_value"]))
+    cases = own.responses["case_id"]
 
     def group(binary: pd.DataFrame, ordered: pd.DataFrame) -> dict:
-        return {**_binary(binary["a"].to_numpy(), binary["b"].to_numpy()), **_ordinal(ordered, criteria)}
+        figures = {**_binary(binary["a"].to_numpy(), binary["b"].to_numpy()), **_ordinal(ordered, criteria)}
+        return {**figures, **_intervals(binary, ordered, figures, cases)} if ci else figures
 
     out = {"a": a.spec, "b": b.spec, "by": by, "pooled": group(pairs, ordinal), "groups": {}}
     if by is not None:

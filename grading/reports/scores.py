@@ -114,7 +114,7 @@ def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: 
 
 
 def scores_page(*, project, source: str | None = None, strategy: str = "skip", length_penalty: str | None = None,
-                length_unit: str = "words") -> dict:
+                length_unit: str = "words", ci: bool = False) -> dict:
     """The scores page: each model's mean weighted score and each response's score under a source,
     with the cannot-assess strategy and, when given, the length penalty."""
     from grading.sources import project_sources
@@ -125,7 +125,7 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
     choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
     source = source or choices[0]
     result = services.scores_report(project=project, source=source, strategy=strategy, length_penalty=length_penalty,
-                                    length_unit=length_unit)
+                                    length_unit=length_unit, ci=ci)
     inputs = ReportInputs(project)
     by_external = inputs.responses.reset_index().set_index("external_id")
     rows = [[ext, str(by_external.at[ext, "model"]) if ext in by_external.index else "",
@@ -133,7 +133,12 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
             for ext, score in sorted(result["responses"].items())]
     return {"sources": choices, "source": source, "strategy": result["strategy"], "length_penalty": result.get("length_penalty"),
             "tables": {
-                "by_model": {"columns": ["model", "mean_score", "n"],
-                             "rows": [[m, f["mean_score"], f["n"]] for m, f in result["by_model"].items()]},
+                "by_model": {"columns": ["model", "mean_score", "n", *(["mean_score 95% CI"] if ci else [])],
+                             "rows": [[m, f["mean_score"], f["n"], *([_interval(f.get("mean_score_ci"))] if ci else [])]
+                                      for m, f in result["by_model"].items()]},
                 "responses": {"columns": ["response", "model", "characters", "score"], "rows": rows},
             }}
+
+
+def _interval(pair) -> str | None:
+    return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"

@@ -109,15 +109,16 @@ def coverage_report(*, project, source: str, k: int | None = None, inputs: Repor
     )
 
 
-def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = None) -> dict:
+def calibrate_k_report(*, project, source: str, inputs: ReportInputs | None = None, ci: bool = False) -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     inputs = (inputs or ReportInputs(project)).for_source(src)
     from . import coverage
 
     return report_cached(
-        projects=_projects(src.project), name="calibrate_k", params={"source": src.spec, "p": src.project.slug},
-        compute=_counted(inputs, lambda: coverage.calibrate_k_compute(inputs=inputs, source=src)),
+        projects=_projects(src.project), name="calibrate_k",
+        params={"source": src.spec, "p": src.project.slug, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: coverage.calibrate_k_compute(inputs=inputs, source=src, ci=ci)),
     )
 
 
@@ -140,7 +141,7 @@ def scores_report(*, project, source: str, strategy: str = "skip", inputs: Repor
 
 
 def bias_report(*, project, condition: str, reference: str | None = None, inputs: ReportInputs | None = None,
-                scale: str = "native", criterion: str = "all", human: str = "mean") -> dict:
+                scale: str = "native", criterion: str = "all", human: str = "mean", ci: bool = False) -> dict:
     project = report_project(slug=project)
     ref = source_parse(text=reference, project=project) if reference else None
     if ref is not None and ref.project.pk != project.pk:
@@ -155,11 +156,11 @@ def bias_report(*, project, condition: str, reference: str | None = None, inputs
         raise ValueError(f"unknown human reference {human!r}; use mean or decision")
     inputs = inputs or ReportInputs(project)
     params = {"condition": condition, "reference": ref.spec if ref else None, "scale": scale, "criterion": criterion,
-              "human": human}
+              "human": human, **({"ci": True} if ci else {})}
     return report_cached(
         projects=[project], name="bias", params=params,
         compute=_counted(inputs, lambda: bias.bias_compute(inputs=inputs, condition=condition, reference=ref, scale=scale,
-                                                          criterion=criterion, human=human)),
+                                                          criterion=criterion, human=human, ci=ci)),
     )
 
 
@@ -208,7 +209,8 @@ def calibrate_run(*, project, source: str, reference: str, criterion: str | None
             "n_excluded_cases": inputs.n_excluded_cases}
 
 
-def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inputs: ReportInputs | None = None) -> dict:
+def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inputs: ReportInputs | None = None,
+                          ci: bool = False) -> dict:
     """The reliability report of two sources, pooled and per group (result of
     ``reliability_report.reliability_report_compute``)."""
     project = report_project(slug=project)
@@ -217,8 +219,10 @@ def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inp
     from . import reliability_report
 
     return report_cached(
-        projects=_projects(project, sa, sb), name="reliability_report", params={"a": sa.spec, "b": sb.spec, "by": by},
-        compute=_counted(inputs, lambda: reliability_report.reliability_report_compute(inputs=inputs, a=sa, b=sb, by=by)),
+        projects=_projects(project, sa, sb), name="reliability_report",
+        params={"a": sa.spec, "b": sb.spec, "by": by, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: reliability_report.reliability_report_compute(inputs=inputs, a=sa, b=sb, by=by,
+                                                                                     ci=ci)),
     )
 
 

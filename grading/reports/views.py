@@ -38,6 +38,12 @@ def _source_param(request, project, name: str) -> str | None:
     return text
 
 
+def _ci_param(request) -> dict:
+    """The "95% intervals" toggle of the pages whose means carry them (issue 14): only when on, so
+    the default URL keeps the default cache entry."""
+    return {"ci": True} if request.GET.get("ci") in ("1", "on", "true") else {}
+
+
 def _page_result(project: Project, page: str, params: dict) -> tuple[dict | None, float | None]:
     """The page's cached result (or None while it is computed) and, while pending, how many
     seconds ago its computation was queued."""
@@ -168,7 +174,8 @@ def coverage_report_page(request, slug: str):
         sensitivity = (request.GET.get("sensitivity") or "").strip() or None
         if sensitivity is not None:
             sensitivity = ",".join(map(str, sensitivity_parse(sensitivity)))  # a clear error, and one cache key per list
-        return {"source": _source_param(request, project, "source"), "k": int(k) if k else None, "sensitivity": sensitivity}
+        return {"source": _source_param(request, project, "source"), "k": int(k) if k else None, "sensitivity": sensitivity,
+                **_ci_param(request)}
 
     return _render(request, project, "coverage", parse, _coverage_charts)
 
@@ -312,6 +319,6 @@ def scores_report_page(request, slug: str):
         penalty_parse(penalty, unit)  # a clear error now, not in the worker
         return {"source": _source_param(request, project, "source"),
                 "strategy": strategy_name(request.GET.get("strategy") or "skip"), "length_penalty": penalty,
-                "length_unit": unit}
+                "length_unit": unit, **_ci_param(request)}
 
     return _render(request, project, "scores", parse)

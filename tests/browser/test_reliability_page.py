@@ -73,5 +73,9 @@ def test_the_scores_page_applies_a_length_penalty(page, login, shift):
     expect(page.locator("#scores h2")).to_contain_text("length penalty 0.5 at 2 words")
     after = page.locator("#table-responses tbody tr").first.locator("td").nth(3).inner_text()
     assert float(after) == pytest.approx(max(0.0, float(before) - 0.5))
+    page.locator("input[name=ci]").check()  # the 95% intervals toggle
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#table-by_model thead")).to_contain_text("mean_score 95% CI")
+    expect(page.locator("#table-by_model tbody tr").first.locator("td").nth(3)).to_contain_text("–")
     page.goto("/projects/shift/reports/scores/?length_penalty=1,2")
     expect(page.locator("#report")).to_contain_text("--length-penalty is FREE,CAP,PENALTY")

@@ -11,6 +11,7 @@ from grading.reports.services import agreement_pairs_report, agreement_report
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "MF1, kappa, alpha and the case-level MF1 distribution of source B against reference A."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -21,8 +22,6 @@ class Command(ReportCommand):
         parser.add_argument("--b", required=True, help="compared source; [OTHER-PROJECT:]cohort:NAME, judge:NAME or gold")
         parser.add_argument("--cannot-assess", default="zero", help="skip | zero | partial | fail (default zero)")
         parser.add_argument("--pairs", metavar="FILE", help="also write the paired decisions as JSON Lines to FILE")
-        parser.add_argument("--ci", action="store_true",
-                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = agreement_report(

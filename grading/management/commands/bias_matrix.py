@@ -11,6 +11,7 @@ REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "ref
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "Consensus-deviation and human-LLM bias matrices of the judges of one condition."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -28,7 +29,7 @@ class Command(ReportCommand):
 
     def run(self, **options) -> dict:
         result = bias_report(project=options["project"], condition=options["condition"], reference=options["reference"],
-                             scale=options["scale"], criterion=options["criterion"], human=options["human"])
+                             scale=options["scale"], criterion=options["criterion"], human=options["human"], ci=options["ci"])
         keys = KEYS + (REFERENCE_KEYS if options["reference"] else ()) + tuple(
-            k for k in ("per_criterion", "panel") if k in result)
+            k for k in ("per_criterion", "panel", "scores_ci") if k in result)
         return {key: result[key] for key in keys}

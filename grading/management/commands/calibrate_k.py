@@ -5,6 +5,7 @@ from grading.reports.services import calibrate_k_report
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "Calibrate the coverage threshold k from human-authored responses."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -14,4 +15,4 @@ class Command(ReportCommand):
         parser.add_argument("--source", required=True)
 
     def run(self, **options) -> dict:
-        return calibrate_k_report(project=options["project"], source=options["source"])
+        return calibrate_k_report(project=options["project"], source=options["source"], ci=options["ci"])

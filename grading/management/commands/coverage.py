@@ -8,6 +8,7 @@ KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cas
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "Coverage of the rubric by one source: rubric accuracy, Pass@k and CACS@k."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -19,8 +20,6 @@ class Command(ReportCommand):
         parser.add_argument("--sensitivity", default=None,
                             help="alternative thresholds k' compared with CACS@k, with rubric accuracy and Pass@k "
                                  "(default 7,8,12,15)")
-        parser.add_argument("--ci", action="store_true",
-                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = coverage_report(project=options["project"], source=options["source"], k=options["k"],

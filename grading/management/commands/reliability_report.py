@@ -6,6 +6,7 @@ from grading.reports.services import reliability_ab_report
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "Agreement of two sources per criterion, tag or model: binary and ordinal figures (scikit-learn, scipy)."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -17,5 +18,5 @@ class Command(ReportCommand):
         parser.add_argument("--by", choices=["criterion", "tag", "model"], default=None)
 
     def run(self, **options) -> dict:
-        result = reliability_ab_report(project=options["project"], a=options["a"], b=options["b"], by=options["by"])
+        result = reliability_ab_report(project=options["project"], a=options["a"], b=options["b"], by=options["by"], ci=options["ci"])
         return {key: result[key] for key in ("a", "b", "by", "pooled", "groups", "n_excluded_cases")}

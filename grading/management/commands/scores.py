@@ -5,6 +5,7 @@ from grading.reports.services import scores_report
 
 
 class Command(ReportCommand):
+    supports_ci = True
     help = "Weighted rubric score per response under one source."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 
@@ -16,8 +17,6 @@ class Command(ReportCommand):
         parser.add_argument("--length-penalty", default=None, metavar="FREE,CAP,PENALTY[,EXPONENT]",
                             help="Autorubric's length penalty: 0 up to FREE, PENALTY at CAP and beyond (exponent 1)")
         parser.add_argument("--length-unit", default="words", choices=["words", "characters"])
-        parser.add_argument("--ci", action="store_true",
-                            help="add a bootstrap 95%% interval (resampling cases, seeded) to every mean")
 
     def run(self, **options) -> dict:
         result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"],
