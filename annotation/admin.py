@@ -195,7 +195,7 @@ class RubricVersionAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
         form = NewRubricVersionForm(request.POST or None, initial={"criteria": initial})
         if request.method == "POST" and form.is_valid():
             try:
-                new, changed = rubric_version_new(version=version, specs=form.cleaned_data["criteria"])
+                new, changed = rubric_version_new(version=version, specs=form.cleaned_data["criteria"], by=request.user)
             except ValidationError as exc:
                 form.add_error("criteria", exc.message_dict.get("specs", exc.messages))
             else:
@@ -256,7 +256,7 @@ class CohortAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
         for cohort in queryset.select_related("project"):
             try:
-                created = assignments_create(cohort=cohort)
+                created = assignments_create(cohort=cohort, by=request.user)
                 self.message_user(request, f"{cohort}: {len(created)} assignments created.")
             except ValidationError as exc:
                 self.message_user(request, f"{cohort}: {'; '.join(exc.messages)}", level=messages.ERROR)

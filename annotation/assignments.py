@@ -12,6 +12,7 @@ assignment; only then can the annotator change it again.
 import random
 from collections import Counter, defaultdict
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F, Max
@@ -19,6 +20,7 @@ from django.utils import timezone
 
 from .access import user_may
 from .models import Assignment, Cohort, CohortMembership, Label, Project, Response
+from .projects import audit_record
 from .selectors import criteria_for_response, evidence_missing, evidence_missing_text
 
 ROUND_ROBIN, RANDOM = "round_robin", "random"
@@ -31,12 +33,13 @@ MAX_SECONDS_PER_REPORT = 120.0
 @transaction.atomic
 def assignments_create(
     *, cohort: Cohort, overlap: int | None = None, method: str = ROUND_ROBIN, seed: int | None = None,
-    responses: list[Response] | None = None,
+    responses: list[Response] | None = None, by=None,
 ) -> list[Assignment]:
     """Top every response up to ``overlap`` annotators of ``cohort``; returns the new assignments.
 
     Responses that already have enough annotators in the cohort are left alone, so running it
-    again (e.g. after adding responses) only fills the gaps.
+    again (e.g. after adding responses) only fills the gaps. New assignments are one audit event
+    ``assign`` (how many per annotator).
     """
     list(Cohort.objects.select_for_update().filter(pk=cohort.pk).order_by().values_list("pk", flat=True))  # serializes concurrent runs
     project = cohort.project
@@ -93,6 +96,12 @@ def assignments_create(
             load[user_id] += 1
             taken.add(user_id)
     Assignment.objects.bulk_create(created, batch_size=1000)
+    if created:
+        names = dict(get_user_model().objects.filter(pk__in=annotators).values_list("pk", "username"))
+        per_user = Counter(names[a.annotator_id] for a in created)
+        audit_record(project=project, actor=by, action="assign", target=f"cohort {cohort.name}",
+                     after={"created": len(created), "overlap": overlap, "method": method, "seed": seed,
+                            "per_annotator": dict(sorted(per_user.items()))})
     return created
 
 
@@ -101,7 +110,7 @@ def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
     """Give an untouched assignment to another annotator of the same cohort."""
     if not user_may(project=assignment.project_id, user=by, action="manage"):
         raise PermissionDenied("Only the project's managers reassign work")
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = Assignment.objects.select_for_update().select_related("annotator").get(pk=assignment.pk)
     if assignment.status != Assignment.OPEN or Label.objects.filter(
         response_id=assignment.response_id, annotator_id=assignment.annotator_id
     ).exists():
@@ -113,9 +122,12 @@ def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
     if Assignment.objects.filter(response_id=assignment.response_id, annotator_id=annotator.pk).exists():
         raise ValidationError({"annotator": f"{annotator} already has this item"})
     last = Assignment.objects.filter(project_id=assignment.project_id, annotator_id=annotator.pk).order_by("-position").first()
+    before = assignment.annotator.username
     assignment.annotator_id = annotator.pk
     assignment.position = (last.position + 1) if last else 0
     assignment.save(update_fields=["annotator", "position"])
+    audit_record(project=assignment.project, actor=by, action="reassign", target=f"assignment {assignment.pk}",
+                 before={"annotator": before}, after={"annotator": annotator.username})
     return assignment
 
 
@@ -168,9 +180,12 @@ def assignment_reopen(*, assignment: Assignment, by, reason: str) -> Assignment:
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.status not in (Assignment.SUBMITTED, Assignment.CHECKED):
         raise ValidationError({"assignment": "only a submitted or checked assignment can be reopened"})
+    before = assignment.status
     assignment.status = Assignment.IN_PROGRESS
     assignment.reopen_reason, assignment.reopened_by, assignment.reopened_at = reason, by, timezone.now()
     assignment.save(update_fields=["status", "reopen_reason", "reopened_by", "reopened_at"])
+    audit_record(project=assignment.project, actor=by, action="reopen", target=f"assignment {assignment.pk}",
+                 before={"status": before}, after={"status": assignment.status}, note=reason)
     return assignment
 
 
@@ -193,4 +208,4 @@ def project_assign(*, project: Project, cohort_id: int, overlap: int, method: st
     cohort = Cohort.objects.filter(project=project, pk=cohort_id).select_related("project").first()
     if cohort is None:
         raise ValidationError({"cohort": "no such cohort in this project"})
-    return assignments_create(cohort=cohort, overlap=overlap, method=method, seed=seed)
+    return assignments_create(cohort=cohort, overlap=overlap, method=method, seed=seed, by=by)

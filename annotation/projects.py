@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .models import AuditEvent, Project, ProjectRole
+from .models import AuditEvent, Cohort, CohortMembership, Project, ProjectRole
 
 ROLE_NONE = "none"
 ROLE_CHOICES = (ProjectRole.MANAGER, ProjectRole.ADJUDICATOR, ProjectRole.VIEWER, ROLE_NONE)
@@ -53,6 +53,33 @@ def project_role_set(*, project: Project, username: str, role: str, by=None) -> 
     else:
         return current
     audit_record(project=project, actor=by, action="role", target=username, before=before, after=role)
+    return current
+
+
+@transaction.atomic
+def cohort_member_add(*, cohort: Cohort, username: str, role: str = CohortMembership.ANNOTATOR, by=None) -> CohortMembership:
+    """Make ``username`` an annotator or checker of ``cohort`` (audited). A user belongs to one
+    cohort per project (the cohorts' independence depends on it): a member of another cohort is
+    refused, naming it; the same membership again changes nothing."""
+    if role not in dict(CohortMembership.ROLES):
+        raise ValidationError({"role": f"role {role!r} is not one of {', '.join(dict(CohortMembership.ROLES))}"})
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ValidationError({"username": f"no user {username!r}"})
+    current = CohortMembership.objects.select_for_update().filter(project_id=cohort.project_id, user=user).first()
+    if current is not None and current.cohort_id != cohort.pk:
+        raise ValidationError({"username": f"{username} is already in cohort {current.cohort.name} of this project; "
+                                           "a user belongs to one cohort per project"})
+    if current is not None and current.role == role:
+        return current
+    before = current.role if current else None
+    if current is None:
+        current = CohortMembership.objects.create(project_id=cohort.project_id, cohort=cohort, user=user, role=role)
+    else:
+        current.role = role
+        current.save(update_fields=["role"])
+    audit_record(project=cohort.project, actor=by, action="cohort_member", target=f"{cohort.name}: {username}",
+                 before={"role": before} if before else None, after={"role": role})
     return current
 
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from evalsite.fastinsert import insert_rows
 
-from .models import Case, Criterion, Project, RubricVersion
+from .models import AuditEvent, Case, Criterion, Project, RubricVersion
 from .projects import audit_record
 from .specs import FieldError, criterion_canonical, criterion_clean, criterion_guidance
 
@@ -86,23 +86,24 @@ def rubric_specs_clean(specs: object) -> list[dict]:
     return canonical
 
 
-def rubric_freeze(*, project: Project, case: Case | None, specs: list[dict]) -> tuple[RubricVersion, bool]:
+def rubric_freeze(*, project: Project, case: Case | None, specs: list[dict], by=None) -> tuple[RubricVersion, bool]:
     """Make ``specs`` the current rubric of the project (case=None) or of one case.
 
     Returns the version and whether anything changed; see ``rubrics_freeze``.
     """
-    [(version, changed)] = rubrics_freeze(project=project, scopes=[(case, specs)])
+    [(version, changed)] = rubrics_freeze(project=project, scopes=[(case, specs)], by=by)
     return version, changed
 
 
 @transaction.atomic
-def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dict]]]) -> list[tuple[RubricVersion, bool]]:
+def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dict]]], by=None) -> list[tuple[RubricVersion, bool]]:
     """Freeze several rubrics of one project at once (one scope = the project rubric or a case's).
 
     The same content keeps the current version; new content creates a version (or revives an
     earlier one with that hash), updates the criteria in place and points them at it, while
     labels and judgments keep pointing at the version they were made against. A handful of
-    queries whatever the number of scopes, so a 2,500-case import stays fast.
+    queries whatever the number of scopes, so a 2,500-case import stays fast. Each changed
+    rubric is an audit event ``rubric_version`` (by ``by``): the old and the new hash.
     """
     current = {v.case_id: v for v in RubricVersion.objects.filter(project=project, is_current=True)}
     results: list[tuple[RubricVersion, bool] | None] = []
@@ -166,6 +167,14 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
                 results[index] = version
     for index, *_ in changed_scopes:
         results[index] = (results[index], True)
+    actor = by if getattr(by, "pk", None) else None
+    AuditEvent.objects.bulk_create([
+        AuditEvent(project=project, actor=actor, action="rubric_version",
+                   target=case.external_id if case else "project rubric",
+                   before={"hash": current[case.pk if case else None].content_hash} if (case.pk if case else None) in current else None,
+                   after={"hash": digest, "version": results[index][0].pk, "criteria": len(canonical)})
+        for index, case, canonical, digest in changed_scopes
+    ], batch_size=2000)
 
     to_create, to_update = [], []
     for index, case, canonical, _ in changed_scopes:
@@ -290,7 +299,7 @@ def case_rubric_versions_sync(*, project: Project) -> None:
 
 
 @transaction.atomic
-def rubric_version_new(*, version: RubricVersion, specs: object) -> tuple[RubricVersion, bool]:
+def rubric_version_new(*, version: RubricVersion, specs: object, by=None) -> tuple[RubricVersion, bool]:
     """A new version of the rubric ``version`` belongs to (the project's or one case's), from
     criteria in bundle form: what the new-version form calls. The criterion ids may not move
     between scopes (a criterion of another case or of the project rubric keeps its scope).
@@ -306,6 +315,6 @@ def rubric_version_new(*, version: RubricVersion, specs: object) -> tuple[Rubric
             where = "the project rubric" if owner is None else "another case's rubric"
             raise ValidationError({"specs": f"[{i}].criterion_id: {spec['criterion_id']!r} already belongs to {where}"})
     try:
-        return rubric_freeze(project=version.project, case=version.case, specs=canonical)
+        return rubric_freeze(project=version.project, case=version.case, specs=canonical, by=by)
     except RubricChangeError as exc:
         raise ValidationError({"specs": exc.message}) from None

@@ -6,6 +6,7 @@ from . import apis, views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("account/api-token/", views.api_token, name="api-token"),
     path("work/next/", views.next_item, name="next-item"),
     path("work/items/", views.my_items, name="my-items"),
     path("work/<int:assignment_id>/", views.label_page, name="label-page"),

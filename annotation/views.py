@@ -36,6 +36,7 @@ from .reviews import review_complete, review_decision_record
 from .rubrics import criterion_guidance_update
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
 from .specs import GUIDANCE_MAX, FieldError
+from .tokens import api_token_created, api_token_issue, api_token_revoke
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -53,6 +54,20 @@ def home(request):
                 for p in projects_for(user=request.user).only("slug", "name").order_by("slug")]
     return render(request, "annotation/home.html", {"work": selectors.work_list_for_user(user=request.user),
                                                     "projects": projects})
+
+
+@login_required
+def api_token(request):
+    """The user's API token: create (or replace) it, shown once, or revoke it."""
+    key = None
+    if request.method == "POST":
+        if request.POST.get("action") == "revoke":
+            if api_token_revoke(user=request.user):
+                messages.success(request, "Your API token is revoked.")
+            return redirect("api-token")
+        key = api_token_issue(user=request.user)
+    return render(request, "annotation/api_token.html",
+                  {"key": key, "created": api_token_created(user=request.user)})
 
 
 @login_required

@@ -14,8 +14,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
+from annotation.access import project_check
 from annotation.models import Project
 
 from .models import DataJob
@@ -45,6 +47,20 @@ def job_path(job: DataJob) -> Path | None:
         return None
     path = Path(settings.EVALSITE_JOBS_DIR) / job.file
     return path if path.is_file() else None
+
+
+def data_job_get_for(*, user, job_id: int) -> DataJob:
+    """A job, for whoever's role in its project allows its kind of work (export: adjudicators and
+    managers; import: managers), by the rule of ``annotation.access``: 404 without a role there,
+    403 for a role that does not allow it. Starting a job gives no lasting right to it: a user who
+    lost the role loses the job's page and file with it. A job of no project (a new project's
+    import, which only superusers start) is the superusers'. Pages and the API both ask here."""
+    job = DataJob.objects.select_related("project", "user").filter(pk=job_id).first()
+    if job is None or (job.project_id is None and not user.is_superuser):
+        raise Http404("No such job")
+    if job.project_id is not None:
+        project_check(project=job.project_id, user=user, action="export" if job.kind == DataJob.EXPORT else "manage")
+    return job
 
 
 def _enqueue(job: DataJob) -> None:

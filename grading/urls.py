@@ -11,6 +11,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/download/", views.data_job_download, name="data-job-download"),
     path("api/projects/<slug:slug>/decisions/", apis.DecisionListApi.as_view(), name="api-decisions"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
+    path("projects/<slug:slug>/audit/", views.project_audit, name="project-audit"),
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),
     path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),
     path("projects/<slug:slug>/quality/", include("grading.qc_urls")),

@@ -1,20 +1,27 @@
 """HTML views of the grading app that are not a report, judge or adjudication page: the project
 page researchers start from (its sections come from inclusion tags of the parts they belong to),
 and the project's data jobs — gold export and bundle import from the browser, run by a worker
-(``grading.jobs``), with a status partial the page polls while a job runs.
+(``grading.jobs``), with a status partial the page polls while a job runs; and the project's
+audit trail (managers; ``?format=csv`` downloads it whole).
 """
+import csv
+import json
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import FileResponse, Http404
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.access import project_check, project_get_for, role_of
+from annotation.access import project_get_for, role_of
+from evalsite.spreadsheet import csv_cell
 
 from . import jobs
+from .audit import COLUMNS, audit_actions, audit_row, audit_trail
 from .forms import BundleUploadForm
 from .models import DataJob
 from .templatetags.data_tags import data_section_context
@@ -97,17 +104,7 @@ def site_import(request):
 
 
 def _job_for(request, job_id: int) -> DataJob:
-    """A job, for whoever's role in its project allows its kind of work (export: adjudicators and
-    managers; import: managers), by the rule of ``annotation.access``: 404 without a role there,
-    403 for a role that does not allow it. Starting a job gives no lasting right to it: a user who
-    lost the role loses the job's page and file with it. A job of no project (a new project's
-    import, which only superusers start) is the superusers'."""
-    job = DataJob.objects.select_related("project", "user").filter(pk=job_id).first()
-    if job is None or (job.project_id is None and not request.user.is_superuser):
-        raise Http404("No such job")
-    if job.project_id is not None:
-        project_check(project=job.project_id, user=request.user, action="export" if job.kind == DataJob.EXPORT else "manage")
-    return job
+    return jobs.data_job_get_for(user=request.user, job_id=job_id)
 
 
 @login_required
@@ -126,3 +123,32 @@ def data_job_download(request, job_id: int):
     if path is None:
         raise Http404("The file is no longer there; export again")
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type="application/zip")
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@login_required
+def project_audit(request, slug: str):
+    """Who changed what and when in the project: filter by action and user, 100 rows a page."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    action, who = request.GET.get("action", "")[:60], request.GET.get("who", "")[:150]
+    trail = audit_trail(project=project, action=action, who=who)
+    if request.GET.get("format") == "csv":
+        writer = csv.writer(_Echo())
+        lines = (writer.writerow([csv_cell(v) for v in row]) for row in (
+            [COLUMNS] + [[r["when"].isoformat(), r["who"], r["action"], r["target"], _json(r["before"]), _json(r["after"]), r["note"]]
+                         for r in map(audit_row, trail.iterator(chunk_size=2000))]))
+        response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{project.slug}-audit.csv"'
+        return response
+    page = Paginator(trail, 100).get_page(request.GET.get("page"))
+    return render(request, "grading/audit.html", {
+        "project": project, "page": page, "rows": [audit_row(r) for r in page.object_list],
+        "actions": audit_actions(project=project), "action": action, "who": who})
+
+
+def _json(value) -> str:
+    return "" if value is None else json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -5,9 +5,11 @@ without them evalsite runs embedded: a SQLite file and a file-system Celery brok
 ``var/`` so that nothing else has to be installed (SPEC §6).
 """
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(environ.Env().str("EVALSITE_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -26,7 +28,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
     "django_htmx",
     "template_partials",
     "django_celery_results",
@@ -44,6 +50,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "evalsite.errors.ErrorPagesMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -76,6 +86,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# django-axes counts failed logins (the login form and the admin's): after AXES_FAILURE_LIMIT
+# failures for one user name, or from one address, that user or address waits AXES_COOLOFF_TIME.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -100,15 +120,55 @@ CACHES = {
     }
 }
 
+# The API: per-user tokens (``Authorization: Token KEY``; a wrong key counts against the caller's
+# address, see evalsite.api_auth) or the browser's session. No Basic authentication.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "evalsite.api_auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("API_ANON_RATE", default="60/min"),
+        "user": env.str("API_USER_RATE", default="6000/min"),
+        # Failed token authentications per address (evalsite.api_auth).
+        "token_failure": env.str("API_TOKEN_FAILURE_RATE", default="10/15min"),
+    },
 }
-SPECTACULAR_SETTINGS = {"TITLE": "evalsite API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "evalsite API",
+    "DESCRIPTION": "Projects, rubrics, labels, judges, reports, adjudication and gold of evalsite. "
+                   "Authenticate with `Authorization: Token KEY` (create the key on /account/api-token/ "
+                   "or with `manage.py api_token USER`).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The two verdict choice sets (a label's, with human names, and the API inputs') are one enum.
+    "ENUM_NAME_OVERRIDES": {"Verdict": "annotation.decisions.VERDICTS"},
+}
+
+# Content-Security-Policy on every page: scripts and styles from this site only, nothing inline
+# but style attributes (htmx and the charts set them); no plug-ins, no framing, no base-URI tricks.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # Celery: Redis/RabbitMQ in production; an embedded file-system broker by default.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
@@ -141,6 +201,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
+    # 4xx answers are logged in one line each by evalsite.errors; server errors stay here.
+    "loggers": {"django.request": {"level": "ERROR"}},
 }
 
 # Background data jobs (gold export, bundle import from the browser): their files live here.

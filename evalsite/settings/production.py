@@ -1,15 +1,30 @@
 """Settings for a shared deployment: PostgreSQL, Redis or RabbitMQ, a WSGI server.
 
-Everything comes from the environment; SECRET_KEY must be set.
+Everything comes from the environment; SECRET_KEY must be set. DEBUG is off whatever the
+environment says (the demo's settings are ``local``). HTTPS is assumed: secure cookies, HSTS and
+a redirect to HTTPS; behind a proxy that terminates TLS set ``SECURE_PROXY_SSL_HEADER`` to the
+header and value it sends, e.g. ``HTTP_X_FORWARDED_PROTO,https``. ``manage.py check --deploy``
+with these settings prints no warning (tests/test_hardening.py).
 """
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = False
 SECRET_KEY = env("SECRET_KEY")
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+CSRF_COOKIE_SECURE = True
+SESSION_COOKIE_SECURE = True
+SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+SECURE_REFERRER_POLICY = "same-origin"
+_proxy_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_header:
+    if len(_proxy_header) != 2:
+        raise ValueError("SECURE_PROXY_SSL_HEADER: write the header and its value, e.g. HTTP_X_FORWARDED_PROTO,https")
+    SECURE_PROXY_SSL_HEADER = tuple(_proxy_header)
 X_FRAME_OPTIONS = "DENY"
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 STORAGES = {

@@ -318,7 +318,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
                         f"criterion_id {spec['criterion_id']!r} already belongs to {where}", field="criterion_id",
                     )
         try:
-            results = rubrics_freeze(project=self.project, scopes=scopes)
+            results = rubrics_freeze(project=self.project, scopes=scopes, by=self.user)
         except RubricChangeError as exc:
             raise BundleError("cases.jsonl" if exc.case else "project.json", exc.message, field=exc.field) from exc
         return sum(len(specs) for (_, specs), (_, changed) in zip(scopes, results) if changed)

@@ -371,7 +371,7 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     for url in ("/projects/ward/judges/", "/projects/ward/judges/runs/", "/projects/ward/assignments/"):
         response = page.goto(url)
         assert response.status == 403, url
-        expect(page.locator("body")).not_to_contain_text("CSRF")
+        expect(page.locator("body")).not_to_contain_text("CSRF verification failed")
     posts = {
         "/projects/ward/judges/runs/start/": {"form": {"judge": str(judge.pk)}},
         "/projects/ward/judges/": {"form": {"action": "judge", "judge-name": "mine", "judge-backend": "replay"}},
@@ -385,17 +385,39 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     for url, body in posts.items():
         response = _post(page, url, **body)
         assert response.status == 403, (url, response.status)
-        assert "CSRF" not in response.text(), url
+        assert "CSRF verification failed" not in response.text(), url
     # the same POST helper passes CSRF: an action the adjudicator may do succeeds
     assert _post(page, "/projects/ward/export/", headers={"HX-Request": "true"}).status == 200
 
-    # the API: the only writes are an annotator's own labels and submissions; neither reaches
-    # another user's assignment. Starting runs, assigning and importing have no API at all.
+    # the API: an annotator's own labels and submissions never reach another user's assignment,
+    # and the managers' writes (runs, judges, assignments, members, roles, imports) are refused.
     schema = json.loads(page.request.get("/api/schema/?format=json").text())
     writes = {path for path, operations in schema["paths"].items() if set(operations) & {"post", "put", "patch", "delete"}}
-    assert writes == {"/api/labels/", "/api/assignments/{assignment_id}/submit/",
-                      "/api/assignments/{assignment_id}/labels/"}, (
+    managers = {"/api/projects/", "/api/projects/{slug}/import/", "/api/projects/{slug}/roles/",
+                "/api/projects/{slug}/cohorts/{cohort_id}/members/", "/api/projects/{slug}/assignments/",
+                "/api/projects/{slug}/assignments/{assignment_id}/reassign/", "/api/projects/{slug}/judges/",
+                "/api/projects/{slug}/judges/{judge_id}/", "/api/projects/{slug}/runs/",
+                "/api/projects/{slug}/runs/{run_id}/stop/", "/api/projects/{slug}/runs/{run_id}/resume/"}
+    assert writes == {"/api/labels/", "/api/assignments/{assignment_id}/submit/", "/api/assignments/{assignment_id}/labels/",
+                      "/api/projects/{slug}/adjudications/", "/api/projects/{slug}/gold/"} | managers, (
         "a new write API: check here that an adjudicator cannot use it")
+    cohort_row = ward.cohorts.first()
+    for path in sorted(managers):
+        url = path.format(slug="ward", cohort_id=cohort_row.pk, assignment_id=assignment.pk, judge_id=judge.pk, run_id=1)
+        if path.endswith(("/projects/", "/import/")):  # bundle uploads take multipart only
+            response = _post(page, url, multipart=upload)
+        elif path.endswith("{judge_id}/"):  # a judge is changed with PATCH and deleted with DELETE
+            token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+            for method in ("PATCH", "DELETE"):
+                response = page.request.fetch(url, method=method, data=json.dumps({"temperature": 1}),
+                                              headers={"X-CSRFToken": token, "Referer": page.url,
+                                                       "Content-Type": "application/json"})
+                assert response.status == 403, (method, url, response.status)
+        else:
+            response = _post(page, url, data=json.dumps({"judge": judge.name, "cohort": cohort_row.name, "username": "adj",
+                                                        "role": "manager", "annotator": "adj", "name": "mine"}),
+                             headers={"Content-Type": "application/json"})
+        assert response.status in (403, 404), (url, response.status)
     criterion = ward.criteria.get(external_id="c1-ecg")
     api = {
         "/api/labels/": {"data": {"assignment": assignment.pk, "criterion": criterion.pk, "verdict": "met"}},

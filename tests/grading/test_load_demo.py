@@ -6,6 +6,7 @@ import json
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from annotation.models import Assignment, Label, Project, ProjectRole
 from grading.models import JudgeRun, Judgment
@@ -21,7 +22,8 @@ def test_load_demo_twice(capsys):
             ("g1-ann1", "annotator", "group-1"), ("g2-ann1", "annotator", "group-2"), ("g1-check", "checker", "group-1"),
             ("g2-check", "checker", "group-2")} <= roles
     for user in out["users"]:
-        assert authenticate(username=user["username"], password=user["password"]) is not None
+        login = RequestFactory().post("/accounts/login/")  # django-axes counts failures per request
+        assert authenticate(login, username=user["username"], password=user["password"]) is not None
     assert set(Project.objects.values_list("slug", flat=True)) == {"clinical-demo", "clinical-workspace", "charm-100", "devai"}
     # The adjudicator is an adjudicator of every demo project and no staff account (issue 10).
     from django.contrib.auth import get_user_model

@@ -105,16 +105,26 @@ def test_project_json_is_refused_naming_the_field(db, tmp_path, field, value):
     assert not Judge.objects.exists()
 
 
-def test_the_api_offers_no_way_to_write_a_judge(client):
-    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
-    paths = json.loads(schema)["paths"] if schema.lstrip().startswith("{") else {}
-    if not paths:
-        import yaml
+@pytest.mark.parametrize("field, value", [("base_url", "http://evil.example/v1"), ("api_key_env", "SECRET_KEY")])
+def test_the_api_refuses_a_judge_outside_the_allowed_endpoints(mini_project, field, value):
+    """The API's judge writes go through ``judge_save`` like the pages: a base URL or key variable
+    the deployment does not allow is a 400 naming the field, on creation and on change."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
 
-        paths = yaml.safe_load(schema)["paths"]
-    writes = [(path, method) for path, ops in paths.items() if "judge" in path
-              for method in ops if method in ("post", "put", "patch", "delete")]
-    assert writes == []
+    from tests.roles import grant
+
+    client = Client()
+    client.force_login(grant(get_user_model().objects.create_user("judge-manager"), mini_project))
+    body = {"name": "outside", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1/v1", field: value}
+    response = client.post("/api/projects/mini/judges/", body, content_type="application/json")
+    assert response.status_code == 400 and field in response.json()
+    assert not Judge.objects.filter(name="outside").exists()
+    lexical = Judge.objects.create(project=mini_project, name="lexical", backend=Judge.BASELINE)
+    changed = client.patch(f"/api/projects/mini/judges/{lexical.pk}/", {**body, "name": "lexical"}, content_type="application/json")
+    assert changed.status_code == 400 and field in changed.json()
+    lexical.refresh_from_db()
+    assert lexical.backend == Judge.BASELINE and lexical.base_url == ""
 
 
 def _sneak(judge: Judge, **fields) -> Judge:

@@ -1,0 +1,110 @@
+"""Managers' work endpoints: the project's assignments (filtered, paginated), creating them for a
+cohort (the same balanced or seeded-random draw as the page) and reassigning one. Annotators'
+own endpoints (their items, labels, submit) are ``annotation.apis``."""
+import django_filters
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotation.access import project_get_for
+from annotation.assignments import METHODS, ROUND_ROBIN, assignment_reassign, project_assign
+from annotation.models import Assignment, Cohort
+
+from .common import responses, validation_error, write_responses
+from .projects import _ProjectList
+
+
+class AssignmentOutput(serializers.ModelSerializer):
+    cohort = serializers.CharField(source="cohort.name")
+    annotator = serializers.CharField(source="annotator.username")
+    response_id = serializers.CharField(source="response.external_id")
+    case_id = serializers.CharField(source="response.case.external_id")
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "cohort", "annotator", "response_id", "case_id", "status", "position", "active_seconds",
+                  "created_at", "submitted_at", "checked_at", "reopen_reason"]
+
+
+class AssignmentFilter(django_filters.FilterSet):
+    cohort = django_filters.CharFilter(field_name="cohort__name")
+    annotator = django_filters.CharFilter(field_name="annotator__username")
+    status = django_filters.ChoiceFilter(choices=Assignment.STATUSES)
+
+    class Meta:
+        model = Assignment
+        fields = ["cohort", "annotator", "status"]
+
+
+class AssignInput(serializers.Serializer):
+    cohort = serializers.CharField(max_length=100, help_text="The cohort's name.")
+    overlap = serializers.IntegerField(min_value=1, max_value=50, required=False,
+                                       help_text="Annotators per response (default: the project's overlap).")
+    method = serializers.ChoiceField(choices=METHODS, default=ROUND_ROBIN)
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=-(2**31), max_value=2**31 - 1)
+
+
+AssignOutput = inline_serializer("AssignResult", {"created": serializers.IntegerField(),
+                                                  "assignments": AssignmentOutput(many=True)})
+
+
+class ProjectAssignmentListApi(_ProjectList):
+    """The project's assignments; POST creates them for a cohort (managers)."""
+    action_needed = "manage"
+    serializer_class = AssignmentOutput
+    filterset_class = AssignmentFilter
+
+    def project_queryset(self, project):
+        return (Assignment.objects.filter(project=project).select_related("cohort", "annotator", "response__case")
+                .order_by("cohort__position", "annotator__username", "position", "id"))
+
+    @extend_schema(responses=responses(AssignmentOutput(many=True)))
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(request=AssignInput, responses=write_responses({201: AssignOutput}))
+    def post(self, request, slug: str):
+        project = self.project()
+        data = AssignInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        cohort = Cohort.objects.filter(project=project, name=d["cohort"]).first()
+        if cohort is None:
+            return ApiResponse({"cohort": [f"no cohort {d['cohort']!r} in this project"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            created = project_assign(project=project, cohort_id=cohort.pk, overlap=d.get("overlap", project.overlap),
+                                     method=d["method"], seed=d.get("seed"), by=request.user)
+        except ValidationError as exc:
+            return validation_error(exc)
+        rows = Assignment.objects.filter(pk__in=[a.pk for a in created]).select_related("cohort", "annotator", "response__case")
+        return ApiResponse({"created": len(created), "assignments": AssignmentOutput(rows.order_by("id"), many=True).data},
+                           status=status.HTTP_201_CREATED)
+
+
+class ReassignInput(serializers.Serializer):
+    annotator = serializers.CharField(max_length=150, help_text="User name of another annotator of the cohort.")
+
+
+class AssignmentReassignApi(APIView):
+    @extend_schema(request=ReassignInput, responses=write_responses(AssignmentOutput))
+    def post(self, request, slug: str, assignment_id: int):
+        """Give an untouched (open, no labels) assignment to another annotator of its cohort."""
+        project = project_get_for(user=request.user, action="manage", slug=slug)
+        assignment = Assignment.objects.filter(pk=assignment_id, project=project).first()
+        if assignment is None:
+            raise Http404("No such assignment")
+        data = ReassignInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = get_user_model().objects.filter(username=data.validated_data["annotator"]).first()
+        if user is None:
+            return ApiResponse({"annotator": ["no such user"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            assignment = assignment_reassign(assignment=assignment, annotator=user, by=request.user)
+        except ValidationError as exc:
+            return validation_error(exc)
+        assignment = Assignment.objects.select_related("cohort", "annotator", "response__case").get(pk=assignment.pk)
+        return ApiResponse(AssignmentOutput(assignment).data)

@@ -1,0 +1,214 @@
+"""Hardening (issue 15, point 5): API tokens instead of Basic authentication, throttled failures
+on the login form and on tokens, the site's own 403/404 pages logged in one line, a
+Content-Security-Policy on every page, and production settings that ``check --deploy`` passes."""
+import json
+import logging
+import os
+import subprocess
+import sys
+from base64 import b64encode
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client, override_settings
+from rest_framework.authtoken.models import Token
+
+from annotation.models import AuditEvent
+from tests.roles import grant
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()  # the token failure counts live in the cache
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def alice(db):
+    return get_user_model().objects.create_user("alice", password="right-password-1")
+
+
+def _token(user) -> str:
+    out = StringIO()
+    call_command("api_token", user.username, "--json", stdout=out)
+    return json.loads(out.getvalue())["token"]
+
+
+# --- tokens ---------------------------------------------------------------------------------
+
+
+def test_api_token_command_creates_a_working_token_and_replaces_the_old_one(alice):
+    first = _token(alice)
+    assert len(first) == 40 and Token.objects.get(user=alice).key == first
+    client = Client()
+    assert client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {first}").status_code == 200
+    second = _token(alice)
+    assert second != first
+    assert client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {first}").status_code == 401
+    assert client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {second}").status_code == 200
+    out = StringIO()
+    call_command("api_token", "alice", "--keep", "--json", stdout=out)
+    assert json.loads(out.getvalue()) == {"token": second}
+    events = AuditEvent.objects.filter(action="api_token", target="alice")
+    assert events.count() == 2 and all(second not in json.dumps([e.before, e.after]) for e in events)
+
+
+def test_api_token_command_refuses_an_unknown_user(db):
+    with pytest.raises(CommandError, match="unknown user 'ghost'"):
+        call_command("api_token", "ghost", "--json")
+
+
+def test_the_token_page_creates_shows_once_and_revokes(alice):
+    client = Client()
+    client.force_login(alice)
+    page = client.get("/account/api-token/")
+    assert page.status_code == 200 and b"You have no token" in page.content
+    created = client.post("/account/api-token/", {"action": "create"})
+    key = Token.objects.get(user=alice).key
+    assert key.encode() in created.content
+    again = client.get("/account/api-token/")
+    assert key.encode() not in again.content and b"You have a token" in again.content
+    client.post("/account/api-token/", {"action": "revoke"})
+    assert not Token.objects.filter(user=alice).exists()
+
+
+def test_basic_authentication_is_not_accepted(alice):
+    basic = b64encode(b"alice:right-password-1").decode()
+    response = Client().get("/api/assignments/", HTTP_AUTHORIZATION=f"Basic {basic}")
+    assert response.status_code in (401, 403)
+    assert "rest_framework.authentication.BasicAuthentication" not in settings.REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"]
+
+
+def test_ten_wrong_tokens_make_the_address_wait_even_with_the_right_token(alice):
+    key = _token(alice)
+    client = Client()
+    for attempt in range(10):
+        response = client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token wrong{attempt:035d}")
+        assert response.status_code == 401, attempt
+    refused = client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "Too many failed token attempts" in refused.json()["detail"]
+    other_address = Client(REMOTE_ADDR="10.0.0.7")
+    assert other_address.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+
+
+# --- the login form -------------------------------------------------------------------------
+
+
+def test_ten_wrong_passwords_lock_the_account_out_of_the_login_form(alice):
+    """django-axes: the tenth failure locks out the user name and the address for the cool-off."""
+    client = Client()
+    for _ in range(9):
+        response = client.post("/accounts/login/", {"username": "alice", "password": "wrong"})
+        assert response.status_code == 200 and b"didn't match" in response.content
+    assert client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code == 429  # the tenth
+    locked = client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"})
+    assert locked.status_code == 429 and b"Too many failed log-ins" in locked.content
+    assert "_auth_user_id" not in client.session
+    # Another address is locked out of this account too (the user name counts on its own).
+    elsewhere = Client(REMOTE_ADDR="10.0.0.8").post("/accounts/login/", {"username": "alice", "password": "right-password-1"})
+    assert elsewhere.status_code == 429
+
+
+def test_a_successful_login_resets_the_count(alice):
+    client = Client()
+    for _ in range(9):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"})
+    assert client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"}).status_code == 302
+    client.logout()
+    for _ in range(9):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"})
+    assert client.post("/accounts/login/", {"username": "alice", "password": "right-password-1"}).status_code == 302
+
+
+# --- error pages, logging, headers ----------------------------------------------------------
+
+
+@override_settings(DEBUG=True)
+def test_with_debug_on_an_unknown_url_gets_the_sites_page_not_the_url_list(alice, caplog):
+    client = Client()
+    client.force_login(alice)
+    with caplog.at_level(logging.WARNING):
+        response = client.get("/no/such/page/")
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert "Not found" in body and "URLconf" not in body and "admin/" not in body
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].getMessage() == "404 GET /no/such/page/ (user alice): no such page"
+    assert lines[0].exc_info is None
+
+
+def test_a_refused_page_is_the_sites_403_logged_once_without_a_traceback(mini_project, caplog):
+    viewer = grant(get_user_model().objects.create_user("vera"), mini_project, "viewer")
+    client = Client()
+    client.force_login(viewer)
+    with caplog.at_level(logging.WARNING):
+        response = client.get(f"/projects/{mini_project.slug}/assignments/")
+    assert response.status_code == 403
+    assert "Not allowed" in response.content.decode() and "(viewer) does not allow this" in response.content.decode()
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].exc_info is None
+    assert lines[0].getMessage().startswith(f"403 GET /projects/{mini_project.slug}/assignments/ (user vera)")
+
+
+def test_api_refusals_are_logged_in_one_line_too(alice, caplog):
+    client = Client()
+    client.force_login(alice)
+    with caplog.at_level(logging.WARNING):
+        assert client.get("/api/assignments/999999/").status_code == 404
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].getMessage().startswith("404 GET /api/assignments/999999/ (user alice)")
+
+
+def test_every_page_carries_a_csp_without_inline_script(alice):
+    client = Client()
+    client.force_login(alice)
+    for url in ("/", "/accounts/login/", "/api/", "/account/api-token/", "/no/such/page/"):
+        policy = client.get(url)["Content-Security-Policy"]
+        directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+        assert directives["script-src"] == "'self'", url
+        assert directives["object-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
+
+
+def test_the_api_documentation_page_and_its_script_are_served_locally(db):
+    client = Client()
+    page = client.get("/api/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "<script>" not in body and "swagger-ui-bundle.js" in body and "cdn" not in body.lower()
+    assert client.get("/api/?script=")["Content-Type"].startswith("application/javascript")
+
+
+# --- production settings --------------------------------------------------------------------
+
+
+def _production(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DEBUG")}
+    environment.update({"DJANGO_SETTINGS_MODULE": "evalsite.settings.production",
+                        "SECRET_KEY": "a-long-random-production-key-" + "x7Qp2" * 12,
+                        "ALLOWED_HOSTS": "evalsite.example.org", **env})
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_check_deploy_with_production_settings_prints_no_warning():
+    result = _production("check", "--deploy", "--fail-level", "WARNING")
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout + result.stderr
+
+
+def test_production_never_runs_with_debug_and_reads_the_proxy_header():
+    code = ("from django.conf import settings; "
+            "print(settings.DEBUG, settings.SECURE_PROXY_SSL_HEADER, settings.SECURE_HSTS_SECONDS, settings.SESSION_COOKIE_SECURE)")
+    result = _production("shell", "-c", code, DEBUG="1", SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split() == ["False", "('HTTP_X_FORWARDED_PROTO',", "'https')", "31536000", "True"]
