@@ -11,7 +11,7 @@ twice. API views are DRF's: they answer JSON themselves and only get the log lin
 import logging
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
 
 logger = logging.getLogger("evalsite.refused")
@@ -36,8 +36,9 @@ class ErrorPagesMiddleware:
         if response.status_code not in (403, 404):
             return response
         reason = getattr(response, "refusal_reason", None)
-        if response.status_code == 404 and getattr(request, "resolver_match", None) is None:
-            reason, response = "no such page", _page(request, 404, "")  # no URL pattern matched
+        if response.status_code == 404 and getattr(request, "resolver_match", None) is None:  # no URL pattern matched
+            reason = "no such page"
+            response = JsonResponse({"detail": "Not found."}, status=404) if request.path.startswith("/api/") else _page(request, 404, "")
         _log(request, response.status_code, reason or response.reason_phrase.lower())
         return response
 

@@ -4,6 +4,7 @@ revision the caller read (``adjudication_record``, the page's service). The queu
 ``adjudication_queue`` report endpoint."""
 import django_filters
 from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
@@ -13,7 +14,7 @@ from annotation.models import Criterion, Response
 
 from ..adjudication.services import AdjudicationConflict, adjudication_record
 from ..models import Adjudication
-from .common import Error, responses, validation_error, write_responses
+from .common import responses, validation_error, write_responses
 from .projects import _ProjectList
 
 
@@ -66,7 +67,7 @@ class AdjudicationListApi(_ProjectList):
         return super().get(request, *args, **kwargs)
 
     @extend_schema(request=AdjudicationInput, responses=write_responses(
-        AdjudicationOutput, {409: OpenApiResponse(Error, description="changed meanwhile: the current revision differs")}))
+        AdjudicationOutput, {409: OpenApiResponse(OpenApiTypes.OBJECT, description="changed meanwhile: the current revision differs")}))
     def post(self, request, slug: str):
         """Record the final decision of (response, criterion); the gold set takes it at once."""
         project = self.project()

@@ -16,14 +16,14 @@ from annotation.decisions import VERDICTS
 from ..judges import services
 from ..judges.selectors import run_get_for_manager
 from ..models import Judge, JudgeRun, Judgment, PromptTemplate
-from .common import responses, validation_error, write_responses
+from .common import IdFilter, StrictBooleanFilter, responses, validation_error, write_responses
 from .projects import _ProjectList
 
 MONEY = {"max_digits": 10, "decimal_places": 4, "min_value": 0, "coerce_to_string": False}
 
 
 class JudgeOutput(serializers.ModelSerializer):
-    prompt_template = serializers.PrimaryKeyRelatedField(read_only=True)
+    prompt_template = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
 
     class Meta:
         model = Judge
@@ -234,7 +234,8 @@ class JudgmentFilter(django_filters.FilterSet):
     judge = django_filters.CharFilter(field_name="judge__name")
     response_id = django_filters.CharFilter(field_name="response__external_id")
     criterion_id = django_filters.CharFilter(field_name="criterion__external_id")
-    run = django_filters.NumberFilter(field_name="run_id")
+    run = IdFilter(field_name="run_id")
+    valid = StrictBooleanFilter()
 
     class Meta:
         model = Judgment

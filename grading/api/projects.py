@@ -17,7 +17,7 @@ from annotation.projects import ROLE_CHOICES, cohort_member_add, project_role_se
 
 from .. import jobs
 from ..models import DataJob
-from .common import Pagination, responses, validation_error, write_responses
+from .common import Pagination, StrictBooleanFilter, responses, validation_error, write_responses
 
 
 class ProjectOutput(serializers.ModelSerializer):
@@ -233,6 +233,7 @@ class RubricVersionOutput(serializers.ModelSerializer):
 
 class RubricVersionFilter(django_filters.FilterSet):
     case_id = django_filters.CharFilter(field_name="case__external_id")
+    is_current = StrictBooleanFilter()
 
     class Meta:
         model = RubricVersion
