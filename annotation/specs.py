@@ -27,7 +27,8 @@ def check_keys(obj: dict, *, required: tuple[str, ...], optional: tuple[str, ...
             raise FieldError(prefix + key, f"unknown field {prefix + key!r}")
 
 
-def string(obj: dict, key: str, *, prefix: str = "", required: bool = True, blank: bool = False) -> str:
+def string(obj: dict, key: str, *, prefix: str = "", required: bool = True, blank: bool = False,
+           max_length: int | None = None) -> str:
     value = obj.get(key)
     if value is None and not required:
         return ""
@@ -35,6 +36,8 @@ def string(obj: dict, key: str, *, prefix: str = "", required: bool = True, blan
         raise FieldError(prefix + key, f"field {prefix + key!r} must be a string")
     if required and not blank and not value.strip():
         raise FieldError(prefix + key, f"field {prefix + key!r} must not be empty")
+    if max_length is not None and len(value) > max_length:
+        raise FieldError(prefix + key, f"field {prefix + key!r} may hold at most {max_length:,} characters")
     return value
 
 

@@ -224,5 +224,11 @@ EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, 
 EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES = env.int("EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", default=2000)
 # The largest bundle a browser may upload; bigger uploads are refused before they are read.
 EVALSITE_MAX_UPLOAD_BYTES = env.int("EVALSITE_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
+# Bundles (grading.bundles.reader): the most a bundle's files may add up to uncompressed, the most
+# a zip entry may expand, the longest line of a .jsonl file, the most blank lines in one.
+EVALSITE_BUNDLE_MAX_BYTES = env.int("EVALSITE_BUNDLE_MAX_BYTES", default=8 * 1024**3)
+EVALSITE_BUNDLE_MAX_RATIO = env.int("EVALSITE_BUNDLE_MAX_RATIO", default=100)
+EVALSITE_BUNDLE_MAX_LINE_BYTES = env.int("EVALSITE_BUNDLE_MAX_LINE_BYTES", default=16 * 1024**2)
+EVALSITE_BUNDLE_MAX_BLANK_LINES = env.int("EVALSITE_BUNDLE_MAX_BLANK_LINES", default=10_000)
 # Uploads above this size go to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

@@ -43,7 +43,7 @@ class AdjudicationStep:
                 if category and category not in CATEGORIES:
                     raise v.FieldError("category", f"category {category!r} is not one of {', '.join(CATEGORIES)}")
                 note = v.string(obj, "note", required=False, blank=True)
-                adjudicator = v.string(obj, "adjudicator", required=False)
+                adjudicator = v.string(obj, "adjudicator", required=False, max_length=150)  # auth's user name length
             except (v.FieldError, DecisionError) as exc:
                 self._fail(exc, "adjudications.jsonl", number)
             user_pk = users.get(adjudicator) if adjudicator else None

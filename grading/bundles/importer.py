@@ -356,7 +356,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
                 case_id = v.string(obj, "case_id")
                 if case_id not in cases:
                     raise v.FieldError("case_id", f"unknown case_id {case_id!r}")
-                model = v.string(obj, "model")
+                model = v.string(obj, "model", max_length=Response._meta.get_field("model").max_length)
                 text = v.string(obj, "text", blank=True)
                 kind = v.choice(obj, "author_kind", (Response.MODEL, Response.HUMAN), default=Response.MODEL)
             except v.FieldError as exc:

@@ -135,6 +135,7 @@ class LabelJudgmentSteps:
                         seconds = v.number(obj, "time_spent_seconds")
                     user_pk = users.get(username)
                     if user_pk is None:  # the COPY pauses for the few new users and memberships
+                        v.string(obj, "annotator", max_length=User._meta.get_field("username").max_length)
                         out.pause()
                         user_pk = users[username] = User.objects.create_user(username=username).pk
                     member = members.get(user_pk)
