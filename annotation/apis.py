@@ -16,6 +16,9 @@ from .decisions import VERDICTS
 from .markdown import markdown_render
 from .services import BATCH_MAX, BatchRefused, LabelConflict, label_record, labels_record_batch
 
+REVISION_HELP = ("The label's revision the caller last read, 0 for a label not saved yet. Required: a save "
+                 "made without knowing the current state would overwrite somebody's newer one (409 when stale).")
+
 
 def _errors(exc: ValidationError) -> dict:
     return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
@@ -79,14 +82,14 @@ class AssignmentDetailApi(APIView):
 
 class LabelSaveApi(APIView):
     class InputSerializer(serializers.Serializer):
-        assignment = serializers.IntegerField()
-        criterion = serializers.IntegerField()
+        assignment = serializers.IntegerField(help_text="The assignment's id (404 when it is not the caller's).")
+        criterion = serializers.IntegerField(help_text="The criterion's id in the assignment's rubric.")
         verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
         option = serializers.CharField(max_length=200, required=False, allow_null=True)
         rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
         evidence_add = serializers.CharField(max_length=2000, required=False)
         evidence_remove = serializers.CharField(max_length=2000, required=False)
-        revision = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        revision = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text=REVISION_HELP)
 
     @extend_schema(request=InputSerializer, responses={200: LabelOutputSerializer, 400: OpenApiTypes.OBJECT,
                                                        404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
@@ -121,7 +124,7 @@ class LabelBatchApi(APIView):
         rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
         evidence_add = serializers.CharField(max_length=2000, required=False)
         evidence_remove = serializers.CharField(max_length=2000, required=False)
-        revision = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+        revision = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text=REVISION_HELP)
 
     @extend_schema_serializer(component_name="LabelBatch")
     class InputSerializer(serializers.Serializer):

@@ -189,11 +189,19 @@ def assignment_reopen(*, assignment: Assignment, by, reason: str) -> Assignment:
     return assignment
 
 
-def assignment_time_add(*, assignment: Assignment, seconds: float) -> None:
-    """Add reported active (visible, in-use) time, atomically and capped per report."""
-    seconds = max(0.0, min(float(seconds), MAX_SECONDS_PER_REPORT))
-    if seconds:
-        Assignment.objects.filter(pk=assignment.pk).update(active_seconds=F("active_seconds") + seconds)
+@transaction.atomic
+def assignment_time_add(*, assignment: Assignment, seconds: float) -> float:
+    """Add reported active (visible, in-use) time, atomically; returns what was added. A report
+    adds at most ``MAX_SECONDS_PER_REPORT`` and at most the wall-clock time since the previous
+    report, so repeated or inflated reports cannot add more time than has passed."""
+    row = Assignment.objects.select_for_update().only("pk", "time_reported_at").get(pk=assignment.pk)
+    now = timezone.now()
+    cap = MAX_SECONDS_PER_REPORT
+    if row.time_reported_at is not None:
+        cap = min(cap, max(0.0, (now - row.time_reported_at).total_seconds()))
+    seconds = max(0.0, min(float(seconds), cap))
+    Assignment.objects.filter(pk=row.pk).update(active_seconds=F("active_seconds") + seconds, time_reported_at=now)
+    return seconds
 
 
 def assignment_mark_started(*, assignment: Assignment) -> None:

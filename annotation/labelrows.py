@@ -22,6 +22,8 @@ from django.db.models import DEFERRED
 from django.http import Http404
 from django.utils import timezone
 
+from evalsite.converters import id_in_range
+
 from .models import Assignment, Case, Criterion, Label, LabelHistory, Response
 
 _A = Assignment._meta.db_table
@@ -91,6 +93,10 @@ def label_target_lock(*, assignment_id: int, criterion_id: int, user) -> LabelTa
     the labeling page that committed while this one waited for it. The label itself is not
     locked: a change made elsewhere (admin, import) is caught by the revision-guarded write.
     """
+    if not id_in_range(assignment_id):
+        raise Http404("No such assignment")
+    if not id_in_range(criterion_id):
+        raise Http404("No such criterion")
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     with connection.cursor() as cursor:
         cursor.execute(

@@ -211,6 +211,8 @@ class Assignment(models.Model):
     status = models.CharField(max_length=12, choices=STATUSES, default=OPEN)
     position = models.PositiveIntegerField(default=0)
     active_seconds = models.FloatField(default=0.0, help_text="Time with the page visible and in use.")
+    time_reported_at = models.DateTimeField(
+        null=True, blank=True, help_text="When active time was last reported: the next report may add at most the time since.")
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     checked_at = models.DateTimeField(null=True, blank=True)

@@ -10,6 +10,7 @@ twice. API views are DRF's: they answer JSON themselves and only get the log lin
 """
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
@@ -50,3 +51,33 @@ class ErrorPagesMiddleware:
             response.refusal_reason = reason
             return response
         return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024**2:,.1f} MiB" if n >= 1024**2 else f"{n / 1024:,.1f} KiB"
+
+
+class RequestSizeMiddleware:
+    """Bodies over the size limits are refused before they are read, with a 413 that says the
+    limit: bundle uploads (multipart) up to ``EVALSITE_MAX_UPLOAD_BYTES`` (plus room for the
+    form's other fields), anything else up to ``DATA_UPLOAD_MAX_MEMORY_SIZE``. JSON under /api/,
+    the site's page elsewhere."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        multipart = request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
+        limit = settings.EVALSITE_MAX_UPLOAD_BYTES + 64 * 1024 if multipart else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if length <= limit:
+            return self.get_response(request)
+        message = (f"the {'upload' if multipart else 'request body'} is {_size(length)}; the limit is {_size(limit)}"
+                   + (" for a bundle (EVALSITE_MAX_UPLOAD_BYTES)" if multipart else ""))
+        _log(request, 413, message)
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": message}, status=413)
+        return render(request, "413.html", {"reason": message}, status=413)

@@ -1,7 +1,11 @@
 """URL routing: admin, auth, the two apps' pages and the API with its OpenAPI schema."""
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from .converters import IdConverter
+
+register_converter(IdConverter, "id")  # every <id:...> of the apps' URLs
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -7,7 +7,6 @@ audit trail (managers; ``?format=csv`` downloads it whole).
 import csv
 import json
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -48,15 +47,6 @@ def project_export(request, slug: str):
     return _section(request, project)
 
 
-def _upload_too_large(request) -> bool:
-    """The request body is over the limit (with room for the form's other fields): refused before
-    a byte of the file is read."""
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0) > settings.EVALSITE_MAX_UPLOAD_BYTES + 64 * 1024
-    except ValueError:
-        return False
-
-
 @login_required
 @require_POST
 def project_import(request, slug: str):
@@ -74,14 +64,7 @@ def project_import(request, slug: str):
 
 
 def _upload_form(request) -> BundleUploadForm:
-    """The upload form, or one carrying a clear error when the body is over the size limit (checked
-    before the file is read)."""
-    if _upload_too_large(request):
-        form = BundleUploadForm()
-        form.is_bound = True
-        form._errors = {"bundle": form.error_class([
-            f"the upload is larger than the limit of {jobs.size_text(settings.EVALSITE_MAX_UPLOAD_BYTES)}"])}
-        return form
+    """The upload form (a body over the size limit never gets here: evalsite.errors answers 413)."""
     return BundleUploadForm(request.POST, request.FILES)
 
 

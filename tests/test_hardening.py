@@ -192,7 +192,8 @@ def test_the_api_documentation_page_and_its_script_are_served_locally(db):
 
 
 def _production(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DEBUG")}
+    # (DJANGO_ALLOW_ASYNC_UNSAFE is the browser tests' own, for Playwright's event loop.)
+    environment = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     environment.update({"DJANGO_SETTINGS_MODULE": "evalsite.settings.production",
                         "SECRET_KEY": "a-long-random-production-key-" + "x7Qp2" * 12,
                         "ALLOWED_HOSTS": "evalsite.example.org", **env})
@@ -212,3 +213,31 @@ def test_production_never_runs_with_debug_and_reads_the_proxy_header():
     result = _production("shell", "-c", code, DEBUG="1", SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].split() == ["False", "('HTTP_X_FORWARDED_PROTO',", "'https')", "31536000", "True"]
+
+
+# --- request sizes and ids ------------------------------------------------------------------
+
+
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(alice, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    client = Client()
+    client.force_login(alice)
+    response = client.post("/api/labels/", "x" * 5000, content_type="application/json")
+    assert response.status_code == 413 and response.json()["detail"] == "the request body is 4.9 KiB; the limit is 1.0 KiB"
+    page = client.post("/work/1/criteria/1/", "x" * 5000, content_type="text/plain")
+    assert page.status_code == 413 and "Nothing was saved" in page.content.decode()
+
+
+@pytest.mark.parametrize("path", ["/api/assignments/99999999999999999999/", "/work/18446744073709551616/",
+                                  "/api/projects/x/runs/9223372036854775808/"])
+def test_ids_beyond_the_database_range_are_a_404(alice, path):
+    client = Client()
+    client.force_login(alice)
+    assert client.get(path).status_code == 404
+
+
+def test_an_id_beyond_range_in_a_body_is_a_404_not_a_500(alice):
+    client = Client()
+    client.force_login(alice)
+    body = {"assignment": 2**63, "criterion": 2**70, "verdict": "met", "revision": 0}
+    assert client.post("/api/labels/", body, content_type="application/json").status_code == 404

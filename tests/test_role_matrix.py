@@ -434,9 +434,9 @@ MATRIX: list[Url] = [
     Url("api-assignment", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
     Url("api-assignment-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404),
     Url("api-assignment-labels", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
-        data=lambda h, t: {"labels": [{"criterion": t.criterion, "verdict": "met"}]}),
+        data=lambda h, t: {"labels": [{"criterion": t.criterion, "verdict": "met", "revision": 0}]}),
     Url("api-labels", nothing, "cohort", get=None, post=404,
-        data=lambda h, t: {"assignment": t.open_assignment, "criterion": t.criterion, "verdict": "met"}),
+        data=lambda h, t: {"assignment": t.open_assignment, "criterion": t.criterion, "verdict": "met", "revision": 0}),
 ]
 
 

@@ -8,6 +8,8 @@ from django.db import connection
 from django.db.models import Count, F, Q, Subquery
 from django.http import Http404
 
+from evalsite.converters import id_in_range
+
 from ..decisions import quotes_missing
 from ..markdown import quote_in_response
 from ..models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
@@ -99,7 +101,10 @@ def membership_get(*, project_id: int, user) -> CohortMembership | None:
 def assignment_get_for_annotator(
     *, assignment_id: int, user, for_update: bool = False, related=("project", "cohort", "response__case")
 ) -> Assignment:
-    """The user's own assignment, or 404 (also for somebody else's existing assignment)."""
+    """The user's own assignment, or 404 (also for somebody else's existing assignment, and for
+    an id no row can have: a body's id beyond the database's range)."""
+    if not id_in_range(assignment_id):
+        raise Http404("No such assignment")
     queryset = Assignment.objects.select_related(*related)
     if for_update:
         queryset = queryset.select_for_update(of=("self",))
@@ -137,6 +142,8 @@ def criterion_get_for_response(*, response: Response, criterion_id: int) -> Crit
     """A criterion of the response's rubric, or 404."""
     # order_by(): the models' default orderings follow foreign keys, and resolving them costs
     # more than the query itself.
+    if not id_in_range(criterion_id):
+        raise Http404("No such criterion")
     version = Case.objects.filter(pk=response.case_id).values("rubric_version_id")
     criterion = Criterion.objects.filter(pk=criterion_id, rubric_version_id=Subquery(version)).order_by().first()
     if criterion is None:

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "evalsite.errors.RequestSizeMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -230,5 +231,7 @@ EVALSITE_BUNDLE_MAX_BYTES = env.int("EVALSITE_BUNDLE_MAX_BYTES", default=8 * 102
 EVALSITE_BUNDLE_MAX_RATIO = env.int("EVALSITE_BUNDLE_MAX_RATIO", default=100)
 EVALSITE_BUNDLE_MAX_LINE_BYTES = env.int("EVALSITE_BUNDLE_MAX_LINE_BYTES", default=16 * 1024**2)
 EVALSITE_BUNDLE_MAX_BLANK_LINES = env.int("EVALSITE_BUNDLE_MAX_BLANK_LINES", default=10_000)
+# Any other request body: the most it may hold (a batch of 1,000 labels with long rationales fits).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 # Uploads above this size go to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024

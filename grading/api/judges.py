@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from annotation.access import project_get_for
 from annotation.decisions import VERDICTS
+from evalsite.converters import ID_MAX
 
 from ..judges import services
 from ..judges.selectors import run_get_for_manager
@@ -49,7 +50,9 @@ class JudgeInput(serializers.Serializer):
     price_in_per_mtok = serializers.DecimalField(**MONEY, default=0)
     price_out_per_mtok = serializers.DecimalField(**MONEY, default=0)
     settings = serializers.DictField(required=False, default=dict)
-    prompt_template = serializers.PrimaryKeyRelatedField(queryset=PromptTemplate.objects.all(), required=False, allow_null=True)
+    prompt_template = serializers.PrimaryKeyRelatedField(
+        queryset=PromptTemplate.objects.all(), required=False, allow_null=True,
+        pk_field=serializers.IntegerField(min_value=1, max_value=ID_MAX))  # checked before the query: no overflow
 
 
 class JudgeListApi(_ProjectList):

@@ -2,7 +2,6 @@
 data job with a status URL), cases, criteria, rubric versions, responses, cohorts with their
 members, data jobs and their files, and the gold export (a job, then a download)."""
 import django_filters
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
@@ -55,17 +54,7 @@ class UploadInput(serializers.Serializer):
     update_settings = serializers.BooleanField(default=False, help_text="Also apply the bundle's project settings.")
 
 
-def _upload_too_large(request) -> bool:
-    try:
-        return int(request.META.get("CONTENT_LENGTH") or 0) > settings.EVALSITE_MAX_UPLOAD_BYTES + 64 * 1024
-    except ValueError:
-        return False
-
-
 def _start_import(request, project: Project | None) -> ApiResponse:
-    if _upload_too_large(request):
-        return ApiResponse({"bundle": [f"the upload is larger than the limit of {jobs.size_text(settings.EVALSITE_MAX_UPLOAD_BYTES)}"]},
-                           status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     data = UploadInput(data=request.data)
     data.is_valid(raise_exception=True)
     try:

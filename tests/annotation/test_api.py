@@ -54,10 +54,15 @@ def test_save_label_revisions_conflict_and_errors(study, login_client):
     response = client.post("/api/labels/", {"assignment": a.pk, "criterion": binary.pk, "evidence_add": "An ECG is needed",
                                             "rationale": "seen", "revision": 1}, content_type="application/json")
     assert response.json()["evidence"] == ["An ECG is needed"] and response.json()["verdict"] == "met"
-    bad = client.post("/api/labels/", {"assignment": a.pk, "criterion": ordinal.pk, "option": "stellar"}, content_type="application/json")
+    bad = client.post("/api/labels/", {"assignment": a.pk, "criterion": ordinal.pk, "option": "stellar", "revision": 0},
+                      content_type="application/json")
     assert bad.status_code == 400 and "option" in bad.json()
-    bad = client.post("/api/labels/", {"assignment": a.pk, "criterion": binary.pk, "verdict": "perhaps"}, content_type="application/json")
+    bad = client.post("/api/labels/", {"assignment": a.pk, "criterion": binary.pk, "verdict": "perhaps", "revision": 2},
+                      content_type="application/json")
     assert bad.status_code == 400
+    blind = client.post("/api/labels/", {"assignment": a.pk, "criterion": binary.pk, "verdict": "not_met"},
+                        content_type="application/json")
+    assert blind.status_code == 400 and "revision" in blind.json()  # no last-write-wins save without a revision
     assert Label.objects.get(criterion=binary, annotator=a.annotator).revision == 2
 
 
@@ -66,11 +71,11 @@ def test_submit_via_api(study, login_client):
     a = first_assignment("a1")
     assert client.post(f"/api/assignments/{a.pk}/submit/").status_code == 400
     for c in criteria_for_response(response=a.response):
-        data = {"assignment": a.pk, "criterion": c.pk}
+        data = {"assignment": a.pk, "criterion": c.pk, "revision": 0}
         data.update({"verdict": "cannot_assess"} if c.kind == "binary" else {"option": "good"})
         assert client.post("/api/labels/", data, content_type="application/json").status_code == 200
     assert client.post(f"/api/assignments/{a.pk}/submit/").json()["status"] == "submitted"
-    late = client.post("/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "cannot_assess"},
+    late = client.post("/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "cannot_assess", "revision": 1},
                        content_type="application/json")
     assert late.status_code == 400 and "read-only" in str(late.json())
 
@@ -81,7 +86,7 @@ def test_other_users_get_404_from_the_api(study, login_client, username):
     c = criteria_for_response(response=a.response)[0]
     client = login_client(username)
     assert client.get(f"/api/assignments/{a.pk}/").status_code == 404
-    assert client.post("/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met"},
+    assert client.post("/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met", "revision": 0},
                        content_type="application/json").status_code == 404
     assert client.post(f"/api/assignments/{a.pk}/submit/").status_code == 404
     assert a.pk not in {row["id"] for row in client.get("/api/assignments/").json()}

@@ -125,10 +125,25 @@ def test_submit_needs_every_criterion_then_reopen(study):
     assert assignment_reopen(assignment=assignment, by=res, reason="Second pass").status == "in_progress"
 
 
-def test_active_time_is_added_and_capped(study):
+def test_active_time_is_added_and_capped_by_the_clock(study, monkeypatch):
+    """A report adds at most MAX_SECONDS_PER_REPORT and at most the wall-clock time since the last
+    report: repeated reports (an annotator replaying the heartbeat) cannot inflate the time."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     assignment = first_assignment("a1")
-    assignment_time_add(assignment=assignment, seconds=12.5)
-    assignment_time_add(assignment=assignment, seconds=10_000)
-    assignment_time_add(assignment=assignment, seconds=-5)
+    start = timezone.now()
+    clock = {"now": start}
+    monkeypatch.setattr("annotation.assignments.timezone.now", lambda: clock["now"])
+    added = [assignment_time_add(assignment=assignment, seconds=12.5)]  # the first report: its own cap only
+    clock["now"] = start + timedelta(seconds=30)
+    added.append(assignment_time_add(assignment=assignment, seconds=10_000))  # 30 s have passed
+    added += [assignment_time_add(assignment=assignment, seconds=60) for _ in range(50)]  # replayed at once: nothing
+    added.append(assignment_time_add(assignment=assignment, seconds=-5))
+    clock["now"] = start + timedelta(minutes=30)
+    added.append(assignment_time_add(assignment=assignment, seconds=10_000))  # long after: the per-report cap
+    assert added[0] == 12.5 and added[1] == 30 and sum(added[2:53]) == 0
+    assert added[-1] == MAX_SECONDS_PER_REPORT
     assignment.refresh_from_db()
-    assert assignment.active_seconds == pytest.approx(12.5 + MAX_SECONDS_PER_REPORT)
+    assert assignment.active_seconds == pytest.approx(12.5 + 30 + MAX_SECONDS_PER_REPORT)

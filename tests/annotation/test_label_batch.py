@@ -77,7 +77,8 @@ def test_an_invalid_decision_names_its_criterion_and_nothing_is_saved(item, logi
 def test_duplicates_empty_and_foreign_batches_are_refused(item, login_client):
     assignment, criteria = item
     client = login_client("a1")
-    twice = [{"criterion": criteria[0].pk, "verdict": "met"}, {"criterion": criteria[0].pk, "verdict": "not_met"}]
+    twice = [{"criterion": criteria[0].pk, "verdict": "met", "revision": 0},
+             {"criterion": criteria[0].pk, "verdict": "not_met", "revision": 0}]
     assert "appears twice" in _post(client, assignment, twice).content.decode()
     assert _post(client, assignment, []).status_code == 400
     assert _post(login_client("b1"), assignment, _whole(criteria)).status_code == 404  # not b1's assignment

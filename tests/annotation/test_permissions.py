@@ -39,7 +39,7 @@ def _annotator_requests(a, c):
         ("post", f"/work/{a.pk}/time/", {"seconds": "1"}, {}),
         ("get", f"/api/assignments/{a.pk}/", {}, {}),
         ("post", f"/api/assignments/{a.pk}/submit/", {}, {}),
-        ("post", "/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met"}, {}),
+        ("post", "/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met", "revision": 0}, {}),
     ]
 
 

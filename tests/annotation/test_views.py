@@ -116,7 +116,7 @@ def test_submit_then_read_only(study, login_client):
     client = login_client("a1")
     a = first_assignment("a1")
     criteria = criteria_for_response(response=a.response)
-    response = client.post(f"/work/{a.pk}/submit/", {"seconds": "3"})
+    response = client.post(f"/work/{a.pk}/submit/")
     assert response.status_code == 302 and Assignment.objects.get(pk=a.pk).status == "open"  # refused: undecided
     for c in criteria:
         _save(client, a, c, **({"verdict": "met"} if c.kind == "binary" else {"option": "good"}))

@@ -81,7 +81,7 @@ def test_an_upload_over_the_limit_is_a_413_and_queues_nothing(manager, settings)
     settings.EVALSITE_MAX_UPLOAD_BYTES = 1000
     upload = SimpleUploadedFile("big.zip", b"PK" + bytes(200_000), content_type="application/zip")
     response = manager.post("/api/projects/mini/import/", {"bundle": upload})
-    assert response.status_code == 413 and "larger than the limit" in response.json()["bundle"][0]
+    assert response.status_code == 413 and "the limit is" in response.json()["detail"]
     assert not DataJob.objects.exists()
 
 
@@ -90,3 +90,9 @@ def test_a_service_refusal_names_the_field(manager):
     assert response.status_code == 400 and "overlap" in response.json()
     missing = manager.post("/api/projects/mini/assignments/", {"cohort": "no-such"}, content_type="application/json")
     assert missing.status_code == 400 and "no cohort 'no-such'" in missing.json()["cohort"][0]
+
+
+def test_a_template_id_beyond_range_is_a_400_naming_it(manager):
+    body = {"name": "templated", "backend": "baseline", "prompt_template": 2**64}
+    response = manager.post("/api/projects/mini/judges/", body, content_type="application/json")
+    assert response.status_code == 400 and "prompt_template" in response.json()

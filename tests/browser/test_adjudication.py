@@ -420,9 +420,9 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
         assert response.status in (403, 404), (url, response.status)
     criterion = ward.criteria.get(external_id="c1-ecg")
     api = {
-        "/api/labels/": {"data": {"assignment": assignment.pk, "criterion": criterion.pk, "verdict": "met"}},
+        "/api/labels/": {"data": {"assignment": assignment.pk, "criterion": criterion.pk, "verdict": "met", "revision": 0}},
         f"/api/assignments/{assignment.pk}/submit/": {},
-        f"/api/assignments/{assignment.pk}/labels/": {"data": json.dumps([{"criterion": criterion.pk, "verdict": "met"}]),
+        f"/api/assignments/{assignment.pk}/labels/": {"data": json.dumps([{"criterion": criterion.pk, "verdict": "met", "revision": 0}]),
                                                       "headers": {"Content-Type": "application/json"}},
     }
     for url, body in api.items():

@@ -179,26 +179,38 @@ def test_blind_project_has_no_model_name_in_the_page_source(page, login, workspa
             assert model not in text
 
 
-def test_active_time_counts_only_visible_time_in_use(page, login, workspace):
-    """Playwright's fake clock drives the page's timers: no real waiting."""
+def test_active_time_counts_only_visible_time_in_use(page, login, workspace, monkeypatch):
+    """Playwright's fake clock drives the page's timers: no real waiting. The server caps each
+    report by the wall-clock time since the last one, so its clock is moved along with the page's."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from annotation.models import Assignment
+
+    server = {"now": timezone.now()}
+    monkeypatch.setattr("annotation.assignments.timezone.now", lambda: server["now"])
+
+    def run_for(ms: int) -> None:
+        page.clock.run_for(ms)
+        server["now"] += timedelta(milliseconds=ms)
 
     login("a1", PASSWORD)
     page.clock.install()
     page.goto("/work/next/")
     expect(page.locator(".counter")).to_have_text("0 / 5 decided")
     page.mouse.move(200, 200)
-    page.clock.run_for(20_000)  # 20 s in use
+    run_for(20_000)  # 20 s in use
     page.evaluate("""() => {
         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'});
         document.dispatchEvent(new Event('visibilitychange'));
     }""")
-    page.clock.run_for(300_000)  # 5 min with the tab in the background: not counted
+    run_for(300_000)  # 5 min with the tab in the background: not counted
     page.evaluate("""() => {
         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'visible'});
     }""")
     page.mouse.move(210, 210)
-    page.clock.run_for(10_000)  # 10 s more in use
+    run_for(10_000)  # 10 s more in use
     for key in ("1", "j", "1", "j", "1", "j", "1", "j", "1"):
         page.keyboard.press(key)
     expect(page.locator(".counter")).to_have_text("5 / 5 decided")
