@@ -99,15 +99,18 @@ def _blocks(text: str):
         yield start, position
 
 
+_NEXT_CHARACTER = re.compile(r"\S")
+
+
 def _sentences(text: str, start: int, end: int):
     """Spans of the sentences of one block."""
     begin = start
     for stop in _STOP.finditer(text, start, end):
         cut = stop.end()
-        following = text[cut:end].lstrip()
-        if not following:
+        following = _NEXT_CHARACTER.search(text, cut, end)  # not a slice: a one-line megabyte would copy it per stop
+        if following is None:
             break
-        if following[0].islower() or not _LETTER.search(text, begin, stop.start()):
+        if following.group().islower() or not _LETTER.search(text, begin, stop.start()):
             continue  # "e.g. the", or a bare number such as "1." before its item
         if text[stop.start()] == "." and stop.end() - stop.start() == 1:
             word = _WORD_BEFORE.search(text, begin, stop.start())
