@@ -1,8 +1,11 @@
 """The role matrix (issue 10): every URL pattern of the site, requested by every kind of user.
 
-Principals: anonymous, a user without any role, an ``is_staff`` user without any role, a viewer,
-an adjudicator and a manager of project ``mini``, and a superuser. Nobody but the superuser has a
-role in the second project, ``other``. Each URL is requested in up to three variants: ``own`` (a
+Principals: anonymous, a user without any role, an ``is_staff`` user without any role, an annotator
+of each cohort and the checker of the first (the bundles' own, members in both projects, with no
+project role), a viewer, an adjudicator and a manager of project ``mini``, the manager of the
+second project ``other`` only ("outsider"), and a superuser. Besides its status, every answer to
+a principal who must not see them is searched for another annotator's rationale, a judge's output
+and a source model (both projects are blind): ``SECRETS``. Each URL is requested in up to three variants: ``own`` (a
 URL of ``mini`` with ``mini``'s objects), ``other`` (the same URL for ``other`` and its objects)
 and ``mixed`` (``mini``'s slug with an object id of ``other``). The expected status follows one
 rule, written out in ``expected`` below:
@@ -48,8 +51,12 @@ from tests.roles import grant
 # Each test in a transaction rolled back after it, inside the module's own (see ``site``).
 pytestmark = pytest.mark.django_db
 
-PRINCIPALS = ("anonymous", "nobody", "staff", "viewer", "adjudicator", "manager", "superuser")
+PRINCIPALS = ("anonymous", "nobody", "staff", "annotator1", "annotator2", "checker", "viewer", "adjudicator", "manager",
+              "outsider", "superuser")
 ROLES = {"viewer": "viewer", "adjudicator": "adjudicator", "manager": "manager"}  # principal -> role in mini
+OTHER_ROLES = {"outsider": "manager"}  # principal -> role in the other project only
+# Cohort members of both projects (the bundles' own annotators and checker): no project role anywhere.
+MEMBERS = {"annotator1": "ann1", "annotator2": "ann3", "checker": "chk1"}
 # Who may do what, as issue 10 states it (deliberately not read from annotation.access, which it checks).
 ALLOWED = {
     "view": {"viewer", "adjudicator", "manager"},
@@ -94,7 +101,24 @@ QUIET_CASE = {"case_id": "c3", "prompt": "A case nobody answered."}
 def _mini_parts() -> dict:
     parts = bundle_parts()
     parts["cases"].append(QUIET_CASE)
+    for row in parts["labels"]:  # whose rationale a page shows is visible in its body
+        row["rationale"] = f"{row.get('rationale', '')} RATIONALE-OF-{row['annotator'].upper()}".strip()
+    for row in parts["judgments"]:
+        row["explanation"] = f"{row['explanation']} JUDGE-OUTPUT-MARK".strip()
     return parts
+
+
+# What the body of any answer to a principal must not hold (independence and blinding): another
+# annotator's rationale, another cohort's, a judge's output, a source model (both projects are blind).
+MODELS = ("model-a", "model-b")
+SECRETS = {
+    "anonymous": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
+    "nobody": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
+    "staff": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
+    "annotator1": ("RATIONALE-OF-ANN2", "RATIONALE-OF-ANN3", "RATIONALE-OF-CHK1", "JUDGE-OUTPUT-MARK", *MODELS),
+    "annotator2": ("RATIONALE-OF-ANN1", "RATIONALE-OF-ANN2", "RATIONALE-OF-CHK1", "JUDGE-OUTPUT-MARK", *MODELS),
+    "checker": ("RATIONALE-OF-ANN3", "JUDGE-OUTPUT-MARK", *MODELS),  # the checker of group-1 reviews ann1 and ann2
+}
 
 
 def _other_parts() -> dict:
@@ -183,10 +207,14 @@ def site(django_db_setup, django_db_blocker, tmp_path_factory):
             "adjudicator": User.objects.create_user("adjudicator", password="pw", is_staff=True),
             "manager": User.objects.create_user("manager", password="pw", is_staff=True),
             "superuser": User.objects.create_superuser("root", password="pw"),
+            "outsider": User.objects.create_user("outsider", password="pw"),
+            **{principal: User.objects.get(username=name) for principal, name in MEMBERS.items()},
         }
         mini, other = _project_objects("mini", starter, jobs_dir), _project_objects("other", starter, jobs_dir)
         for principal, role in ROLES.items():
             grant(users[principal], mini.project, role)
+        for principal, role in OTHER_ROLES.items():
+            grant(users[principal], other.project, role)
         for project in (mini.project, other.project):
             grant(starter, project, "manager")
         sessions = {}
@@ -246,6 +274,7 @@ class Url:
     headers: dict = field(default_factory=dict)
     variants: tuple[str, ...] = ("own", "other")
     other: dict = field(default_factory=dict)  # API methods besides GET and POST: {"patch": 200, "delete": 204}
+    members: dict = field(default_factory=dict)  # cohort members it answers on mini's objects: {principal: {method: status}}
     methods: tuple[str, ...] = ("get", "post")  # which of GET and POST this row sends
 
     def allowed(self, method: str) -> int | None:
@@ -424,13 +453,16 @@ MATRIX: list[Url] = [
         data=lambda h, t: {"seconds": "5"}),
     Url("label-time", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
         data=lambda h, t: {"seconds": "5"}),
-    Url("review-queue", slug, "cohort"),
-    Url("review-page", lambda h, t: {"response_id": t.response}, "cohort"),
+    # (the checker of mini's first cohort reaches these on mini's objects: its own review work)
+    Url("review-queue", slug, "cohort", members={"checker": {"get": 200}}),
+    Url("review-page", lambda h, t: {"response_id": t.response}, "cohort", members={"checker": {"get": 200}}),
     Url("review-save", lambda h, t: {"response_id": t.response, "criterion_id": t.criterion}, "cohort", get=None, post=404,
-        data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}),
-    Url("review-complete", lambda h, t: {"response_id": t.response}, "cohort", get=None, post=404),
-    Url("review-assignment", lambda h, t: {"assignment_id": t.assignment}, "cohort"),
-    Url("review-reopen", lambda h, t: {"assignment_id": t.assignment}, "cohort", get=None, post=404),
+        data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}, members={"checker": {"post": 302}}),
+    Url("review-complete", lambda h, t: {"response_id": t.response}, "cohort", get=None, post=404,
+        members={"checker": {"post": 302}}),
+    Url("review-assignment", lambda h, t: {"assignment_id": t.assignment}, "cohort", members={"checker": {"get": 302}}),
+    Url("review-reopen", lambda h, t: {"assignment_id": t.assignment}, "cohort", get=None, post=404,
+        members={"checker": {"post": 302}}),
     Url("api-assignment", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
     Url("api-assignment-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404),
     Url("api-assignment-labels", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
@@ -448,6 +480,8 @@ def expected(url: Url, variant: str, principal: str, method: str) -> int | str:
     allowed = url.allowed(method)
     if allowed is None:
         return 405
+    if variant == "own" and method in url.members.get(principal, {}):
+        return url.members[principal][method]  # the checker's own review work
     if url.rule == "signed-in":
         return allowed
     if url.rule == "cohort":
@@ -456,8 +490,8 @@ def expected(url: Url, variant: str, principal: str, method: str) -> int | str:
         return allowed if principal == "superuser" else 403
     if principal == "superuser":
         return 404 if variant == "mixed" else allowed
-    role = ROLES.get(principal)
-    if variant == "other" or role is None:
+    role = OTHER_ROLES.get(principal) if variant == "other" else ROLES.get(principal)  # mixed: mini's slug
+    if role is None:
         return 404
     if role not in ALLOWED[url.rule]:
         return 403
@@ -470,7 +504,7 @@ def _cases():
     for url in MATRIX:
         for variant in url.variants:
             for principal in PRINCIPALS:
-                if variant == "own" or principal in ROLES or principal == "superuser":
+                if variant == "own" or principal in ROLES or principal in OTHER_ROLES or principal == "superuser":
                     yield pytest.param(url, variant, principal, id=f"{url.id}-{variant}-{principal}")
 
 
@@ -480,6 +514,15 @@ def _request(client, url: Url, method: str, path: str, home, target):
     if method == "post":
         return client.post(path, url.data(home, target), **url.headers)
     return getattr(client, method)(path, url.data(home, target), content_type="application/json", **url.headers)
+
+
+def _check_secrets(response, body: bytes, principal: str, what: str) -> None:
+    """Independence and blinding, in every answer to a principal who must not see them."""
+    if principal not in SECRETS or response.get("Content-Type", "").startswith("application/zip"):
+        return
+    text = body.decode("utf-8", errors="replace")
+    leaked = [secret for secret in SECRETS[principal] if secret in text]
+    assert not leaked, f"{what}: the answer holds {leaked}"
 
 
 def _check(response, want, what: str) -> None:
@@ -502,16 +545,20 @@ def test_every_url_answers_each_principal_by_the_role_rule(site, url, variant, p
         if method == "post" and url.post is None:
             continue
         want = expected(url, variant, principal, method)
-        refused = want != url.allowed(method) or url.rule == "cohort"
+        granted = url.members.get(principal, {}).get(method) if variant == "own" else None
+        refused = (want != url.allowed(method) or url.rule == "cohort") and want != granted
         before = state() if method == "post" and (refused or url.changes) else None
         response = _request(client, url, method, path, home, target)
         if hasattr(response, "streaming_content"):
             # Read it through the test client's wrapper, which closes the response with Django's
             # close_old_connections unhooked; response.close() here would close the test's
             # PostgreSQL connection (it is not in autocommit inside the test's transaction).
-            b"".join(response.streaming_content)
+            body = b"".join(response.streaming_content)
+        else:
+            body = response.content
         what = f"{method.upper()} {path} as {principal}"
         _check(response, want, what)
+        _check_secrets(response, body, principal, what)
         if before is not None and refused:
             unchanged = state() == before
             assert unchanged, f"{what} was refused but changed rows"
@@ -713,3 +760,12 @@ def test_the_project_page_offers_each_role_only_its_own_sections(site, principal
         assert f'id="{name.format(**ids)}"' in html, name
     for name in hidden:
         assert f'id="{name.format(**ids)}"' not in html, name
+
+
+def test_the_secrets_the_matrix_looks_for_are_on_the_pages_of_those_who_may_see_them(site):
+    """The independence check above can fail: the markers are there for an adjudicator, and the
+    checker's review page shows its own cohort's rationales, not the other cohort's."""
+    side = client_for(site, "adjudicator").get(reverse("response-side-by-side", args=[site.mini.response])).content.decode()
+    assert "JUDGE-OUTPUT-MARK" in side and "RATIONALE-OF-ANN3" in side and "model-a" in side
+    review = client_for(site, "checker").get(reverse("review-page", args=[site.mini.response])).content.decode()
+    assert "RATIONALE-OF-ANN1" in review and "RATIONALE-OF-ANN3" not in review
