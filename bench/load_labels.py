@@ -126,6 +126,7 @@ def _environment(database_url: str) -> dict:
         "SECRET_KEY": os.environ.get("BENCH_SECRET_KEY", secrets.token_urlsafe(40)),
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "LOG_LEVEL": "ERROR",
+        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback: no TLS proxy in front here
     }
 
 
@@ -133,6 +134,7 @@ def seed(*, annotators: int, items: int, criteria: int) -> list[dict]:
     """One blind project and, per annotator, a session, a CSRF secret and its (assignment, criteria)."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore
+    from rest_framework.authtoken.models import Token
 
     from annotation.assignments import assignments_create
     from annotation.models import Assignment, Case, Cohort, CohortMembership, Project, Response
@@ -172,7 +174,9 @@ def seed(*, annotators: int, items: int, criteria: int) -> list[dict]:
             {"assignment": a.pk, "criteria": [c.pk for c in criteria_for_response(response=a.response)]}
             for a in Assignment.objects.filter(annotator=user).select_related("response").order_by("position")
         ]
-        clients.append({"user_id": user.pk, "session": session.session_key, "csrf": secrets.token_hex(16), "work": work})
+        token = Token.objects.create(user=user).key  # for the API mode
+        clients.append({"user_id": user.pk, "session": session.session_key, "csrf": secrets.token_hex(16), "work": work,
+                        "token": token})
     return clients
 
 
@@ -180,9 +184,9 @@ class Annotator(threading.Thread):
     """One simulated annotator: a keep-alive connection and the real htmx save requests."""
 
     def __init__(self, *, port: int, client: dict, think_ms: int, deadline: float, start: threading.Barrier, seed_value: int,
-                 batch: bool = False):
+                 batch: bool = False, api: bool = False):
         super().__init__(daemon=True)
-        self.batch = batch
+        self.batch, self.api = batch, api
         self.port, self.client, self.think_ms, self.deadline, self.start_barrier = port, client, think_ms, deadline, start
         self.rng = random.Random(seed_value)
         self.latencies_ms: list[float] = []
@@ -221,7 +225,19 @@ class Annotator(threading.Thread):
         return response.status, text
 
     def save(self, assignment: int, criterion: int, verdict: str, revision: int) -> int | None:
-        """One save as the page sends it."""
+        """One save as the page sends it (or, with ``api``, as a pipeline does: POST /api/labels/
+        with the annotator's token and the revision it read)."""
+        if self.api:
+            body = json.dumps({"assignment": assignment, "criterion": criterion, "verdict": verdict, "revision": revision})
+            answer = self.post("/api/labels/", body, {"Authorization": f"Token {self.client['token']}",
+                                                      "Content-Type": "application/json"}, f"{assignment}/{criterion}")
+            if answer is None:
+                return None
+            status, text = answer
+            if status != 200:
+                self.errors.append(f"{status} {assignment}/{criterion}: {text[:200]!r}")
+                return None
+            return int(json.loads(text)["revision"])
         answer = self.post(f"/work/{assignment}/criteria/{criterion}/", urlencode({"verdict": verdict, "revision": revision}),
                            self.headers, f"{assignment}/{criterion}")
         if answer is None:
@@ -325,7 +341,7 @@ def verify(annotators: list[Annotator], assignment_response: dict[int, int]) -> 
 
 
 def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, threads=2, max_seconds=120.0,
-        db_name=None, conn_max_age=60, batch=False) -> dict:
+        db_name=None, conn_max_age=60, batch=False, api=False) -> dict:
     db_name = db_name or f"evalsite_load_{os.getpid()}"
     with BenchDatabase(db_name) as database:
         url = database.url + (f"?conn_max_age={conn_max_age}" if conn_max_age else "")
@@ -368,7 +384,7 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
             barrier = threading.Barrier(len(clients) + 1)
             deadline = time.monotonic() + max_seconds
             load = [Annotator(port=port, client=c, think_ms=think_ms, deadline=deadline, start=barrier, seed_value=i,
-                              batch=batch) for i, c in enumerate(clients)]
+                              batch=batch, api=api) for i, c in enumerate(clients)]
             for annotator in load:
                 annotator.start()
             barrier.wait()
@@ -387,7 +403,8 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
         figures = {
             "annotators": annotators, "items_per_annotator": items, "criteria": criteria, "think_ms": think_ms,
             "gunicorn": f"{workers} gthread workers x {threads} threads", "conn_max_age": conn_max_age,
-            "mode": "batch API, one request per item" if batch else "one request per click",
+            "mode": ("batch API, one request per item" if batch else "POST /api/labels/ with a token, one request per decision"
+                     if api else "one request per click"),
             "requests": len(latencies), "seconds": round(elapsed, 2),
             "decisions_per_second": round(sum(a.changes for a in load) / elapsed, 1) if elapsed else None,
             "saves_per_second": round(len(latencies) / elapsed, 1) if elapsed else None,
@@ -416,13 +433,24 @@ def run_all(out_dir) -> list[tuple[str, object, str]]:
     rows = []
     for label, extra in (("1 click/s each", ["--think-ms", "1000"]), ("2 clicks/s each", ["--think-ms", "500"]),
                          ("no pauses, saturation", ["--think-ms", "0"]),
-                         ("batch", ["--think-ms", "0", "--batch", "--items", "20", "--max-seconds", "300"])):
+                         ("batch", ["--think-ms", "0", "--batch", "--items", "20", "--max-seconds", "300"]),
+                         ("API, 60 s", ["--think-ms", "0", "--api", "--items", "20", "--max-seconds", "60"])):
         proc = subprocess.run([sys.executable, "-m", "bench.load_labels", "--json", *extra], cwd=ROOT,
                               capture_output=True, text=True)
         if proc.returncode != 0:
             rows.append((f"[load_labels {label}]", "FAILED: " + (proc.stderr.strip().splitlines() or ["?"])[-1], ""))
             continue
         f = json.loads(proc.stdout.strip().splitlines()[-1])
+        if "--api" in extra:
+            rows += [
+                ("[load_labels API] 50 annotators, POST /api/labels/, no pauses", f["seconds"],
+                 f"s, {f['saves_per_second']} saves/s, p50 / p95 / p99 {f['p50_ms']} / {f['p95_ms']} / {f['p99_ms']} ms"),
+                ("[load_labels API] lost / duplicated / wrong / errors",
+                 f"{f['lost']} / {f['duplicated']} / {f['wrong_value']} / {f['errors']}",
+                 f"(labels in the database {f['labels_in_db']} of {f['labels_acknowledged']} acknowledged; history rows "
+                 f"{f['history_rows']} of {f['history_expected']})"),
+            ]
+            continue
         if "--batch" in extra:
             rows += [
                 (f"[load_labels batch] {f['requests']} items x {f['criteria']} decisions, 50 clients, no pauses",
@@ -457,13 +485,14 @@ def main(argv=None) -> None:
     parser.add_argument("--max-seconds", type=float, default=120.0)
     parser.add_argument("--db-name", default=None)
     parser.add_argument("--batch", action="store_true", help="each item's decisions in one batch API request")
+    parser.add_argument("--api", action="store_true", help="each decision through POST /api/labels/ with a token")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not (1 <= args.annotators <= 200 and 1 <= args.items <= 20 and 1 <= args.criteria <= 100 and args.max_seconds <= 600):
         raise SystemExit("bounded: annotators 1..200, items 1..20, criteria 1..100, max-seconds <= 600")
     figures = run(annotators=args.annotators, items=args.items, criteria=args.criteria, think_ms=args.think_ms,
                   workers=args.workers, threads=args.threads, max_seconds=args.max_seconds, db_name=args.db_name,
-                  conn_max_age=args.conn_max_age, batch=args.batch)
+                  conn_max_age=args.conn_max_age, batch=args.batch, api=args.api)
     if args.json:
         print(json.dumps(figures))
     else:

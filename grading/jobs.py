@@ -2,18 +2,25 @@
 or a bundle import (an uploaded .zip), each a Celery task, never run inside the web request.
 
 ``data_job_*_start`` create the job and queue it once the transaction commits; ``data_job_run``
-(the task's one service) claims a queued job — only a queued one, so a job runs once even if the
-broker delivers it twice — runs it with progress written as it goes, and ends it finished with its
-result or failed with the one-line error (an import's error names the file, line and field).
+(the task's one service) claims a queued job — or a running one whose worker fell silent for
+longer than ``EVALSITE_JOB_LEASE_SECONDS`` (it died: the broker delivered the task again) — so a
+job runs once at a time even if the broker delivers it twice; it runs it with progress and a
+heartbeat written as it goes, and ends it finished with its result or failed with the one-line
+error (an import's error names the file, line and field). A killed worker leaves nothing
+half-written: an import is one transaction, and a new attempt at an export first removes what
+the dead one left in the job's directory.
 """
 import logging
 import shutil
+import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
 
@@ -64,9 +71,9 @@ def data_job_get_for(*, user, job_id: int) -> DataJob:
 
 
 def _enqueue(job: DataJob) -> None:
-    from .tasks import data_job_task
+    from .tasks import data_job_dispatch
 
-    transaction.on_commit(lambda: data_job_task.delay(job_id=job.pk))
+    transaction.on_commit(lambda: data_job_dispatch(job_id=job.pk))
 
 
 @transaction.atomic
@@ -109,16 +116,24 @@ class _Progress:
         now = time.monotonic()
         if now - self.last >= PROGRESS_EVERY_SECONDS or fraction >= 1.0:
             self.last = now
-            DataJob.objects.filter(pk=self.job.pk).update(progress_pct=round(100 * fraction, 1), stage=stage[:200])
+            DataJob.objects.filter(pk=self.job.pk).update(progress_pct=round(100 * fraction, 1), stage=stage[:200],
+                                                          heartbeat_at=timezone.now())
 
 
 def data_job_run(*, job_id: int) -> DataJob:
-    """Run a queued job here and now (what the Celery task calls)."""
-    claimed = DataJob.objects.filter(pk=job_id, status=DataJob.QUEUED).update(
-        status=DataJob.RUNNING, started_at=timezone.now(), stage="starting")
+    """Run a queued job here and now (what the Celery task calls), or take over a running one
+    whose worker has been silent for longer than the lease."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.EVALSITE_JOB_LEASE_SECONDS)
+    claimed = DataJob.objects.filter(
+        Q(status=DataJob.QUEUED) | Q(status=DataJob.RUNNING, heartbeat_at__lt=stale), pk=job_id,
+    ).update(status=DataJob.RUNNING, started_at=now, heartbeat_at=now, stage="starting", attempts=F("attempts") + 1)
     job = DataJob.objects.select_related("project", "user").get(pk=job_id)
+    job.claimed = bool(claimed)
     if not claimed:
-        return job  # ran already, or is running elsewhere
+        return job  # ran already, or is running elsewhere with a live heartbeat
+    heartbeat = _Heartbeat(job.pk)
+    heartbeat.start()
     try:
         result = _export(job) if job.kind == DataJob.EXPORT else _import(job)
     except Exception as exc:  # the job shows the error; unexpected ones are logged with their traceback
@@ -132,13 +147,43 @@ def data_job_run(*, job_id: int) -> DataJob:
     else:
         DataJob.objects.filter(pk=job.pk).update(status=DataJob.FINISHED, result=result, progress_pct=100.0,
                                                  finished_at=timezone.now(), stage="done")
+    finally:
+        heartbeat.stop()
     job.refresh_from_db()
+    job.claimed = True
     return job
+
+
+class _Heartbeat(threading.Thread):
+    """Writes the running job's heartbeat every sixth of the lease, whatever the job is doing (an
+    import is one long transaction with no progress in between), on a connection of its own."""
+
+    def __init__(self, job_id: int):
+        super().__init__(daemon=True, name=f"data-job-{job_id}-heartbeat")
+        self.job_id, self.done = job_id, threading.Event()
+
+    def run(self) -> None:
+        from django.db import DatabaseError, connection
+
+        try:
+            while not self.done.wait(settings.EVALSITE_JOB_LEASE_SECONDS / 6):
+                try:
+                    DataJob.objects.filter(pk=self.job_id, status=DataJob.RUNNING).update(heartbeat_at=timezone.now())
+                except DatabaseError:  # SQLite while an import holds the write lock: the next beat
+                    pass
+        finally:
+            connection.close()
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join(timeout=5)
 
 
 def _export(job: DataJob) -> dict:
     from .bundles import gold_export_zip
 
+    if job.attempts > 1:  # a worker died exporting: what it wrote is incomplete
+        shutil.rmtree(jobs_dir(job), ignore_errors=True)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     name = f"{job.project.slug}-gold-{stamp}.zip"
     result = gold_export_zip(project=job.project, zip_path=jobs_dir(job) / name, progress=_Progress(job))

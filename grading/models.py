@@ -260,6 +260,10 @@ class DataJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Written while the job runs; a running job silent for longer than the lease "
+                                         "(EVALSITE_JOB_LEASE_SECONDS) lost its worker and is run again.")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker started it.")
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -53,10 +53,38 @@ def judge_run_dispatch(*, run_id: int, send=None, watch_after: float | None = No
     send(kwargs={"run_id": run_id}, countdown=LEASE_SECONDS + 5 if watch_after is None else watch_after)
 
 
-@shared_task(name="grading.data_job_run")
-def data_job_task(*, job_id: int) -> dict:
-    """Run a gold export or a bundle import queued from the browser (``grading.jobs``)."""
+@shared_task(name="grading.data_job_run", acks_late=True, reject_on_worker_lost=True, bind=True)
+def data_job_task(self, *, job_id: int) -> dict:
+    """Run a gold export or a bundle import queued from the browser or the API (``grading.jobs``).
+
+    Acknowledged when it ends, and sent twice (``data_job_dispatch``): the copy that runs it and a
+    watcher due once the job's lease could have lapsed. A copy that finds the job running with a
+    live heartbeat looks again a lease later; one that finds its worker dead (no heartbeat for a
+    lease) takes it over; one that finds it ended stops. So a SIGKILLed worker's job is finished
+    by another worker without waiting for the broker's visibility timeout."""
+    from django.conf import settings
+
     from .jobs import data_job_run
+    from .models import DataJob
 
     job = data_job_run(job_id=job_id)
+    if job.status == DataJob.RUNNING and not getattr(job, "claimed", False) and not self.app.conf.task_always_eager:
+        queue = (self.request.delivery_info or {}).get("routing_key")
+        self.apply_async(kwargs={"job_id": job_id}, countdown=settings.EVALSITE_JOB_LEASE_SECONDS + 5, queue=queue)
+        return {"job": job.pk, "status": "held elsewhere"}
     return {"job": job.pk, "status": job.status}
+
+
+def data_job_dispatch(*, job_id: int, send=None, watch_after: float | None = None) -> None:
+    """Queue a data job: the copy that runs it and a watcher copy (see the task). ``send``: how to
+    send a copy (default: this app's ``apply_async``); ``watch_after``: seconds (default: the
+    lease plus five)."""
+    from django.conf import settings
+
+    if send is None:
+        if data_job_task.app.conf.task_always_eager:
+            data_job_task.delay(job_id=job_id)  # runs here and now: nothing to watch
+            return
+        send = data_job_task.apply_async
+    send(kwargs={"job_id": job_id})
+    send(kwargs={"job_id": job_id}, countdown=settings.EVALSITE_JOB_LEASE_SECONDS + 5 if watch_after is None else watch_after)

@@ -208,6 +208,9 @@ LOGGING = {
 
 # Background data jobs (gold export, bundle import from the browser): their files live here.
 EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "jobs")))
+# A running data job writes a heartbeat every sixth of this; one silent for this long lost its
+# worker and is taken over by the worker the broker hands its task to next.
+EVALSITE_JOB_LEASE_SECONDS = env.float("EVALSITE_JOB_LEASE_SECONDS", default=120.0)
 # Judges (issue 11): the environment variables a judge may name for its API key, and the URL
 # prefixes its base URL must start with (SSRF and secret exfiltration guard). Empty: none.
 EVALSITE_JUDGE_CREDENTIALS = env.list("EVALSITE_JUDGE_CREDENTIALS", default=[])

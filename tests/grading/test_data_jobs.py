@@ -182,3 +182,50 @@ def test_a_bundle_of_another_project_and_a_file_too_large_are_refused(mini_proje
     html = client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("notes.txt", b"x")}, **HTMX).content.decode()
     assert "upload the bundle as a .zip" in html
     assert DataJob.objects.count() == 1
+
+
+def test_a_job_whose_worker_died_is_taken_over_and_its_leftovers_removed(mini_project, settings, jobs_dir):
+    """A running job silent for longer than the lease lost its worker: the task delivered again
+    runs it (a second attempt) after removing what the dead attempt wrote; a job with a live
+    heartbeat is left to its worker."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grading.jobs import data_job_run
+
+    settings.EVALSITE_JOB_LEASE_SECONDS = 60
+    job = DataJob.objects.create(kind="export", project=mini_project, status="running", attempts=1,
+                                 heartbeat_at=timezone.now() - timedelta(seconds=5), started_at=timezone.now())
+    assert data_job_run(job_id=job.pk).status == "running"  # alive: not touched
+    leftover = jobs_dir / str(job.pk) / "mini-gold-half.parts"
+    leftover.mkdir(parents=True)
+    (leftover / "gold.jsonl").write_text('{"half": "written"}\n')
+    DataJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
+    done = data_job_run(job_id=job.pk)
+    assert done.status == "finished" and done.attempts == 2, done.error
+    assert not leftover.exists() and [p.suffix for p in (jobs_dir / str(job.pk)).iterdir()] == [".zip"]
+    assert data_job_run(job_id=job.pk).attempts == 2  # finished: never run again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_beats_while_a_job_runs(settings, monkeypatch, tmp_path):
+    """The heartbeat thread writes on its own connection even while the job reports no progress
+    (an import is one long transaction)."""
+    import time
+
+    from grading import jobs
+
+    settings.EVALSITE_JOB_LEASE_SECONDS = 0.6  # a beat every 0.1 s
+    seen = {}
+    job = DataJob.objects.create(kind="export", status="queued")
+
+    def slow_export(job):
+        claimed_at = DataJob.objects.get(pk=job.pk).heartbeat_at
+        time.sleep(0.5)
+        seen["claimed"], seen["later"] = claimed_at, DataJob.objects.get(pk=job.pk).heartbeat_at
+        return {}
+
+    monkeypatch.setattr(jobs, "_export", slow_export)
+    assert jobs.data_job_run(job_id=job.pk).status == "finished"
+    assert (seen["later"] - seen["claimed"]).total_seconds() >= 0.2
