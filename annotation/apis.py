@@ -3,17 +3,21 @@ label and submitting. It goes through the same fetch-and-authorize selectors and
 pages, so independence and blinding hold here too: another user's assignment is a 404, labels
 are only the caller's own, and in a blind project no field carries the source model.
 """
+import django_filters
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
+
+from evalsite.api_pagination import Pagination
 
 from . import selectors
 from .assignments import assignment_submit
 from .decisions import VERDICTS
 from .markdown import markdown_render
+from .models import Assignment
 from .services import BATCH_MAX, BatchRefused, LabelConflict, label_record, labels_record_batch
 
 REVISION_HELP = ("The label's revision the caller last read, 0 for a label not saved yet. Required: a save "
@@ -24,7 +28,9 @@ def _errors(exc: ValidationError) -> dict:
     return exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
 
 
-class AssignmentListApi(APIView):
+class AssignmentListApi(generics.ListAPIView):
+    """The caller's own assignments, in their order; filters ``project`` (slug) and ``status``."""
+
     @extend_schema_serializer(component_name="Assignment")  # every view's nested serializer is "Output"
     class OutputSerializer(serializers.Serializer):
         id = serializers.IntegerField(source="pk")
@@ -34,10 +40,22 @@ class AssignmentListApi(APIView):
         position = serializers.IntegerField()
         decided = serializers.IntegerField()
 
-    @extend_schema(responses=OutputSerializer(many=True))
-    def get(self, request):
-        queryset = selectors.assignments_for_annotator(user=request.user)
-        return ApiResponse(self.OutputSerializer(queryset, many=True).data)
+    class Filter(django_filters.FilterSet):
+        project = django_filters.CharFilter(field_name="project__slug")
+        status = django_filters.ChoiceFilter(choices=Assignment.STATUSES)
+
+        class Meta:
+            model = Assignment
+            fields = ["project", "status"]
+
+    serializer_class = OutputSerializer
+    filterset_class = Filter
+    pagination_class = Pagination
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Assignment.objects.none()
+        return selectors.assignments_for_annotator(user=self.request.user)
 
 
 class LabelOutputSerializer(serializers.Serializer):

@@ -109,7 +109,7 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
         if not isinstance(option, dict):
             raise FieldError(where.rstrip("."), "an option must be a JSON object")
         check_keys(option, required=("label", "value"), optional=("na",), prefix=where)
-        label = string(option, "label", prefix=where)
+        label = string(option, "label", prefix=where, max_length=200)  # stored in labels' option_label
         value = number(option, "value", prefix=where)
         if not isinstance(option.get("na", False), bool):
             raise FieldError(where + "na", "field 'na' must be true or false")
@@ -126,7 +126,7 @@ def criterion_clean(obj: object, *, prefix: str = "") -> dict:
                                                   "(not present / partially / clearly)")
     return criterion_canonical({
         "checklist_of": checklist_of,
-        "criterion_id": string(obj, "criterion_id", prefix=prefix),
+        "criterion_id": string(obj, "criterion_id", prefix=prefix, max_length=200),  # Criterion.external_id
         "text": string(obj, "text", prefix=prefix),
         "kind": kind,
         "weight": number(obj, "weight", prefix=prefix, default=1.0),

@@ -69,7 +69,8 @@ class PromptTemplateAdmin(SuperuserOnlyAdmin, admin.ModelAdmin):
     readonly_fields = ["version", "created_at"]
 
     def save_model(self, request, obj, form, change):
-        saved = prompt_template_save(name=obj.name, system=obj.system, binary_user=obj.binary_user, option_user=obj.option_user)
+        saved = prompt_template_save(name=obj.name, system=obj.system, binary_user=obj.binary_user, option_user=obj.option_user,
+                                     by=request.user)
         obj.pk, obj.version, obj.created_at = saved.pk, saved.version, saved.created_at
 
 

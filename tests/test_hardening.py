@@ -241,3 +241,22 @@ def test_an_id_beyond_range_in_a_body_is_a_404_not_a_500(alice):
     client.force_login(alice)
     body = {"assignment": 2**63, "criterion": 2**70, "verdict": "met", "revision": 0}
     assert client.post("/api/labels/", body, content_type="application/json").status_code == 404
+
+
+def test_every_state_change_by_session_needs_the_csrf_token(mini_project, alice):
+    """Pages and the API alike: a session POST without the token is refused and changes nothing
+    (token-authenticated API calls carry no cookie to forge)."""
+    grant(alice, mini_project)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    before = AuditEvent.objects.count()
+    page = client.post(f"/projects/{mini_project.slug}/roles/", {"username": "alice", "role": "viewer"})
+    api = client.post(f"/api/projects/{mini_project.slug}/roles/", {"username": "alice", "role": "viewer"},
+                      content_type="application/json")
+    assert page.status_code == 403 and api.status_code == 403 and "CSRF" in api.json()["detail"]
+    assert AuditEvent.objects.count() == before
+    key = _token(alice)
+    with_token = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {key}")
+    ok = with_token.post(f"/api/projects/{mini_project.slug}/roles/", {"username": "alice", "role": "manager"},
+                         content_type="application/json")
+    assert ok.status_code == 200

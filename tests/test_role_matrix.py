@@ -676,7 +676,7 @@ def test_an_adjudicator_sees_nothing_of_a_project_without_a_role(site):
     other, client = site.other, client_for(site, "adjudicator")
     home = client.get(reverse("home")).content.decode()
     assert "Mini study" in home and "Hidden study" not in home and "/projects/other/" not in home
-    assert client.get(reverse("api-assignments")).json() == []
+    assert client.get(reverse("api-assignments")).json()["results"] == []
     paths = [
         reverse("project-detail", args=["other"]),
         reverse("adjudication-queue", args=["other"]),

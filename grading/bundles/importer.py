@@ -36,6 +36,7 @@ from .records import LabelJudgmentSteps
 
 JUDGE_BACKENDS = tuple(choice for choice, _ in Judge.BACKENDS)
 PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges")
+ID_LENGTH = Case._meta.get_field("external_id").max_length  # case and response ids: the columns' length
 JUDGE_FIELDS = (
     "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
     "concurrency", "max_retries", "price_in_per_mtok", "price_out_per_mtok", "settings",
@@ -105,7 +106,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
                 if not isinstance(cohort, dict):
                     raise v.FieldError(f"cohorts[{i}]", "a cohort must be a JSON object")
                 v.check_keys(cohort, required=("name",), optional=(), prefix=f"cohorts[{i}].")
-                v.string(cohort, "name", prefix=f"cohorts[{i}].")
+                v.string(cohort, "name", prefix=f"cohorts[{i}].", max_length=Cohort._meta.get_field("name").max_length)
             judges = [self._judge_spec(j, i) for i, j in enumerate(data.get("judges") or [])]
         except v.FieldError as exc:
             self._fail(exc, "project.json")
@@ -153,11 +154,13 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             raise v.FieldError(prefix.rstrip("."), "a judge must be a JSON object")
         v.check_keys(obj, required=("name",), optional=JUDGE_FIELDS, prefix=prefix)
         spec = {
-            "name": v.string(obj, "name", prefix=prefix),
+            "name": v.string(obj, "name", prefix=prefix, max_length=Judge._meta.get_field("name").max_length),
             "backend": v.choice(obj, "backend", JUDGE_BACKENDS, prefix=prefix, default=Judge.REPLAY),
-            "model": v.string(obj, "model", prefix=prefix, required=False),
-            "base_url": v.string(obj, "base_url", prefix=prefix, required=False),
-            "api_key_env": v.string(obj, "api_key_env", prefix=prefix, required=False),
+            "model": v.string(obj, "model", prefix=prefix, required=False, max_length=Judge._meta.get_field("model").max_length),
+            "base_url": v.string(obj, "base_url", prefix=prefix, required=False,
+                                 max_length=Judge._meta.get_field("base_url").max_length),
+            "api_key_env": v.string(obj, "api_key_env", prefix=prefix, required=False,
+                                    max_length=Judge._meta.get_field("api_key_env").max_length),
             "condition": v.choice(obj, "condition", (Judge.ATTRIBUTED, Judge.ANONYMIZED), prefix=prefix, default=Judge.ANONYMIZED),
             "temperature": v.number(obj, "temperature", prefix=prefix, default=0.0),
             "samples": v.integer(obj, "samples", prefix=prefix, default=1, minimum=1, maximum=v.SMALLINT_MAX),
@@ -261,7 +264,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
         for number, obj in self.reader.iter_jsonl("cases.jsonl"):
             try:
                 v.check_keys(obj, required=("case_id",), optional=("prompt", "messages", "reference_answer", "metadata", "criteria"))
-                case_id = v.string(obj, "case_id")
+                case_id = v.string(obj, "case_id", max_length=ID_LENGTH)
                 if case_id in seen:
                     raise v.FieldError("case_id", f"duplicate case_id {case_id!r}")
                 seen.add(case_id)
@@ -349,11 +352,11 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
         for number, obj in self.reader.iter_jsonl("responses.jsonl"):
             try:
                 v.check_keys(obj, required=("response_id", "case_id", "model", "text"), optional=("author_kind",))
-                response_id = v.string(obj, "response_id")
+                response_id = v.string(obj, "response_id", max_length=ID_LENGTH)
                 if response_id in seen:
                     raise v.FieldError("response_id", f"duplicate response_id {response_id!r}")
                 seen.add(response_id)
-                case_id = v.string(obj, "case_id")
+                case_id = v.string(obj, "case_id", max_length=ID_LENGTH)
                 if case_id not in cases:
                     raise v.FieldError("case_id", f"unknown case_id {case_id!r}")
                 model = v.string(obj, "model", max_length=Response._meta.get_field("model").max_length)

@@ -140,16 +140,21 @@ def judge_cross_evaluation_create(
 
 
 @transaction.atomic
-def prompt_template_save(*, name: str, system: str, binary_user: str, option_user: str) -> PromptTemplate:
-    """Save a template: the latest version when unchanged, else the next version."""
+def prompt_template_save(*, name: str, system: str, binary_user: str, option_user: str, by=None) -> PromptTemplate:
+    """Save a template: the latest version when unchanged, else the next version, recorded in the
+    audit trail (templates belong to no project: every project whose judges use one shows it)."""
     latest = PromptTemplate.objects.select_for_update().filter(name=name).order_by("-version").first()
     content = (system, binary_user, option_user)
     if latest is not None and (latest.system, latest.binary_user, latest.option_user) == content:
         return latest
-    return PromptTemplate.objects.create(
+    template = PromptTemplate.objects.create(
         name=name, version=(latest.version + 1) if latest else 1, system=system, binary_user=binary_user,
         option_user=option_user,
     )
+    audit_record(project=None, actor=by, action="prompt_template", target=name,
+                 before={"version": latest.version} if latest else None,
+                 after={"version": template.version, "system": system, "binary_user": binary_user, "option_user": option_user})
+    return template
 
 
 def _scope_clean(scope: dict | None) -> dict:

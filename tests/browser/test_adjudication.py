@@ -429,7 +429,7 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
         response = _post(page, url, **body)
         assert response.status in (403, 404), (url, response.status)
     assert page.request.get(f"/api/assignments/{assignment.pk}/").status == 404
-    assert page.request.get("/api/assignments/").json() == []
+    assert page.request.get("/api/assignments/").json()["results"] == []
     assert page.request.get("/api/projects/ward/decisions/?source=gold").status == 200
     assert (JudgeRun.objects.count(), Assignment.objects.count(), list(ProjectRole.objects.values_list("user", "role"))) == before
     assert not DataJob.objects.filter(kind="import").exists()

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotation.assignments import assignment_reassign, assignment_reopen, project_assign
-from annotation.models import Assignment, AuditEvent, Cohort, CohortMembership, Criterion, Label, Response, RubricVersion
+from annotation.models import Assignment, AuditEvent, Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
 from annotation.projects import project_role_set
 from annotation.rubrics import rubric_version_new
 from grading.adjudication.services import adjudication_record
@@ -103,3 +103,27 @@ def test_a_bundle_import_records_its_rubric_versions(study):
     scopes = RubricVersion.objects.filter(project=project).count()
     assert events.count() == scopes and all(e.before is None and e.after["hash"] for e in events)
     assert Criterion.objects.filter(project=project).exists()
+
+
+def test_a_new_version_of_a_template_the_projects_judges_use_is_in_its_trail(study, tmp_path):
+    from grading.bundles import bundle_import
+    from grading.judges.services import prompt_template_save
+    from tests.bundles import bundle_parts, write_bundle
+
+    project, manager = study
+    v1 = prompt_template_save(name="terse", system="", binary_user="Criterion: $criterion\n$response\nJSON", option_user="$options",
+                              by=manager)
+    Judge.objects.filter(project=project).update(prompt_template=v1)
+    prompt_template_save(name="terse", system="Be brief.", binary_user=v1.binary_user, option_user=v1.option_user, by=manager)
+    prompt_template_save(name="unused", system="x", binary_user="$criterion", option_user="$options", by=manager)
+    parts = bundle_parts()
+    parts["project"]["slug"] = "elsewhere"
+    bundle_import(path=write_bundle(tmp_path / "elsewhere", parts))
+    client = Client()
+    client.force_login(manager)
+    html = client.get(f"/projects/{project.slug}/audit/", {"action": "prompt_template"}).content.decode()
+    assert html.count("<td>prompt_template</td>") == 2 and "unused" not in html and "Be brief." in html
+    other = get_user_model().objects.create_user("other-manager")
+    grant(other, Project.objects.get(slug="elsewhere"))
+    client.force_login(other)
+    assert "<td>prompt_template</td>" not in client.get("/projects/elsewhere/audit/").content.decode()

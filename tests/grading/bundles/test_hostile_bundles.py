@@ -102,6 +102,9 @@ def test_json_nested_too_deeply_is_a_clear_error(db, folder, name):
     ("responses", "response_id", "r" * 300, "response_id"),
     ("cases", "case_id", "c" * 300, "case_id"),
     ("project", "overlap", 10**9, "overlap"),
+    ("project", "cohorts", [{"name": "g" * 101}], "cohorts"),
+    ("project", "judges", [{"name": "j" * 101}], "judges"),
+    ("project", "rubric", [{"criterion_id": "k" * 201, "text": "t"}], "criterion_id"),
     ("project", "coverage_k", -1, "coverage_k"),
 ])
 def test_values_the_database_would_refuse_are_refused_by_name(db, tmp_path, where, field, value, message):
