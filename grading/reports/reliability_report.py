@@ -10,7 +10,15 @@ option ranks (scikit-learn), Spearman and Pearson correlation, the mean differen
 Mover's distance and the two-sample Kolmogorov–Smirnov test of the value distributions (scipy).
 Values are in the rubric's own points when the group's ordinal criteria share one scale, else
 rescaled to [0, 1] (``scale`` says which).
+
+A report by criterion has thousands of groups of a few pairs each, where a library call costs
+far more in argument checking than in arithmetic: the groups are found in one grouping pass
+(``_group_rows``), each row's ranks and rescaled values are derived once (``_OrdinalPairs``), and
+the binary figures are computed once per distinct confusion table (``_BinaryFigures``) — always
+by the same functions, so every figure is what a call on the group itself gives.
 """
+from functools import cached_property
+
 import numpy as np
 import pandas as pd
 
@@ -38,7 +46,64 @@ def _binary(a: np.ndarray, b: np.ndarray) -> dict:
             "f1_not_met": as_number(f1[1]), "mf1": as_number(agreement.mf1), "cohen_kappa": as_number(agreement.cohen_kappa)}
 
 
-def _ordinal(rows: pd.DataFrame, criteria: pd.DataFrame) -> dict:
+class _BinaryFigures:
+    """``_binary`` of any group of the report's binary pairs, computed once per confusion table.
+
+    Every binary figure (accuracy, precision / recall / F1 of each class, MF1, kappa) is a
+    function of the four counts tp, fp, fn, tn alone: scikit-learn reduces both arrays to their
+    confusion matrix before any arithmetic, and the accuracy is an exact count over n. A report
+    by criterion has thousands of groups of about ten pairs each, and so only a few hundred
+    distinct tables; each scikit-learn call costs a millisecond of argument checking whatever
+    the size, which made that loop the page's cost. The counts serve only as the memo key —
+    the figures still come from ``_binary`` on the group's own pairs, the first time its table
+    occurs. Pairs other than 0/1 (which ``_binary`` refuses) are never memoized."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.a, self.b = a, b
+        binary = bool(np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all())
+        self.cells = (2 * a.astype(np.intp) + b.astype(np.intp)) if binary else None
+        self.memo: dict[tuple, dict] = {}
+
+    def __call__(self, rows: np.ndarray) -> dict:
+        a, b = self.a[rows], self.b[rows]
+        if self.cells is None:
+            return _binary(a, b)
+        key = tuple(np.bincount(self.cells[rows], minlength=4).tolist())
+        if key not in self.memo:
+            self.memo[key] = _binary(a, b)
+        return dict(self.memo[key])
+
+
+class _OrdinalPairs:
+    """The per-row inputs of the ordinal figures, derived once for the whole report so that a
+    group only takes its rows: the values of A and B, each value's option rank, its criterion's
+    number of options and scale (lowest and highest option value), and the values rescaled to
+    [0, 1]. All are row-wise, so a group's slice equals what deriving them on the group gives.
+    Ranks and scales are read only when the pooled rows have figures (else no group has), and
+    the rescaled values only when a group mixes scales (then the pooled rows mix them too), so
+    a criterion's options are never read where they were not before."""
+
+    def __init__(self, rows: pd.DataFrame, criteria: pd.DataFrame):
+        self.value_a, self.value_b = rows["value_a"].to_numpy(float), rows["value_b"].to_numpy(float)
+        self.lo, self.hi = rows["_lo"].to_numpy(float), rows["_hi"].to_numpy(float)
+        if len(rows) >= MIN_FOR_STATS:
+            grids = rows["criterion_id"].map(criteria["option_values"])
+            self.rank_a = np.array([int(np.argmin(np.abs(np.asarray(g) - v))) for g, v in zip(grids, rows["value_a"])])
+            self.rank_b = np.array([int(np.argmin(np.abs(np.asarray(g) - v))) for g, v in zip(grids, rows["value_b"])])
+            self.n_options = np.array([len(g) for g in grids], dtype=np.int64)
+            self.scales = [(min(g), max(g)) for g in grids]
+
+    @cached_property
+    def unit(self) -> tuple[np.ndarray, np.ndarray]:
+        return (metrics.unit_scale(self.value_a, self.lo, self.hi), metrics.unit_scale(self.value_b, self.lo, self.hi))
+
+    def values(self, rows: np.ndarray, scale: str) -> tuple[np.ndarray, np.ndarray]:
+        """A's and B's values of ``rows`` in ``scale`` (native or unit)."""
+        va, vb = (self.value_a, self.value_b) if scale == "native" else self.unit
+        return va[rows], vb[rows]
+
+
+def _ordinal(pairs: _OrdinalPairs, rows: np.ndarray) -> dict:
     from scipy import stats
     from sklearn.metrics import cohen_kappa_score
 
@@ -46,18 +111,10 @@ def _ordinal(rows: pd.DataFrame, criteria: pd.DataFrame) -> dict:
     keys = ("qwk", "linear_wk", "spearman", "pearson", "mean_difference", "emd", "ks_statistic", "ks_pvalue")
     if len(rows) < MIN_FOR_STATS:
         return {**out, **dict.fromkeys(keys), "scale": None}
-    grids = rows["criterion_id"].map(criteria["option_values"])
-    rank_a = np.array([int(np.argmin(np.abs(np.asarray(g) - v))) for g, v in zip(grids, rows["value_a"])])
-    rank_b = np.array([int(np.argmin(np.abs(np.asarray(g) - v))) for g, v in zip(grids, rows["value_b"])])
-    labels = list(range(max(len(g) for g in grids)))
-    scales = {(min(g), max(g)) for g in grids}
-    if len(scales) == 1:
-        scale, va, vb = "native", rows["value_a"].to_numpy(float), rows["value_b"].to_numpy(float)
-    else:
-        lo, hi = rows["criterion_id"].map(criteria["min_value"]), rows["criterion_id"].map(criteria["max_value"])
-        scale = "unit"
-        va = metrics.unit_scale(rows["value_a"].to_numpy(float), lo.to_numpy(float), hi.to_numpy(float))
-        vb = metrics.unit_scale(rows["value_b"].to_numpy(float), lo.to_numpy(float), hi.to_numpy(float))
+    rank_a, rank_b = pairs.rank_a[rows], pairs.rank_b[rows]
+    labels = list(range(int(pairs.n_options[rows].max())))
+    scale = "native" if len({pairs.scales[i] for i in rows}) == 1 else "unit"
+    va, vb = pairs.values(rows, scale)
 
     def kappa(weights):
         if len(set(rank_a) | set(rank_b)) < 2:
@@ -87,35 +144,33 @@ def _ordinal_rows(merged: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
 
 
 def _group_keys(frame: pd.DataFrame, by: str, criteria: pd.DataFrame) -> pd.Series:
-    """The group key(s) of each row: a list per row (a criterion has several tags)."""
+    """The group key(s) of each row: a list per row (a criterion has several tags). Derived once
+    per criterion, then looked up per row (an unknown criterion is still a KeyError)."""
     if by == "criterion":
-        return frame["criterion_id"].map(lambda c: [str(criteria.at[c, "criterion_external_id"])])
+        names = {c: [str(x)] for c, x in criteria["criterion_external_id"].items()}
+        return frame["criterion_id"].map(names.__getitem__)
     if by == "tag":
-        return frame["criterion_id"].map(lambda c: list(criteria.at[c, "tags"]) or ["(untagged)"])
+        tags = {c: list(t) or ["(untagged)"] for c, t in criteria["tags"].items()}
+        return frame["criterion_id"].map(tags.__getitem__)
     return frame["model"].map(lambda m: [str(m)])
 
 
-def _intervals(binary: pd.DataFrame, ordered: pd.DataFrame, group: dict, cases: pd.Series) -> dict:
-    """Bootstrap 95% intervals resampling cases of the group's two means: accuracy (the mean of
-    agreement) and the mean difference B − A (in the group's scale)."""
-    out = {}
-    agree = (binary["a"].to_numpy() == binary["b"].to_numpy()).astype(float)
-    interval = metrics.case_bootstrap_mean_ci(agree, binary["response_id"].map(cases).to_numpy()) if len(binary) else None
-    out["accuracy_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
-    interval = None
-    if len(ordered) >= MIN_FOR_STATS and group.get("scale"):
-        if group["scale"] == "native":
-            diff = ordered["value_b"].to_numpy(float) - ordered["value_a"].to_numpy(float)
-        else:
-            lo, hi = ordered["_lo"].to_numpy(float), ordered["_hi"].to_numpy(float)
-            diff = metrics.unit_scale(ordered["value_b"].to_numpy(float), lo, hi) - metrics.unit_scale(
-                ordered["value_a"].to_numpy(float), lo, hi)
-        interval = metrics.case_bootstrap_mean_ci(diff, ordered["response_id"].map(cases).to_numpy())
-    out["mean_difference_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
-    return out
+def _group_rows(keys: pd.Series) -> dict[str, np.ndarray]:
+    """The row positions of each group key, in the frame's order (a row with several keys is in
+    each of their groups): one grouping pass instead of filtering the frame once per group."""
+    exploded = pd.Series(keys.to_numpy(), dtype=object).explode().dropna()
+    positions = exploded.index.to_numpy()
+    return {key: positions[at] for key, at in exploded.groupby(exploded.to_numpy(), sort=False).indices.items()}
+
+
+def _interval(values: np.ndarray, cases: np.ndarray) -> list | None:
+    interval = metrics.case_bootstrap_mean_ci(values, cases) if len(values) else None
+    return [as_number(interval.low), as_number(interval.high)] if interval else None
 
 
 def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = None, ci: bool = False) -> dict:
+    """With ``ci``, bootstrap 95% intervals resampling cases of the group's two means: accuracy
+    (the mean of agreement) and the mean difference B − A (in the group's scale)."""
     if by is not None and by not in BY:
         raise ValueError(f"unknown grouping {by!r}; use criterion, tag or model")
     own = inputs.for_source(a)
@@ -126,17 +181,32 @@ def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = N
     ordinal = ordinal.assign(_lo=ordinal["criterion_id"].map(criteria["min_value"]),
                              _hi=ordinal["criterion_id"].map(criteria["max_value"]))
     cases = own.responses["case_id"]
+    binary = _BinaryFigures(pairs["a"].to_numpy(), pairs["b"].to_numpy())
+    ordered = _OrdinalPairs(ordinal, criteria)
+    if ci:
+        agree = (pairs["a"].to_numpy() == pairs["b"].to_numpy()).astype(float)
+        binary_cases = pairs["response_id"].map(cases).to_numpy()
+        ordinal_cases = ordinal["response_id"].map(cases).to_numpy()
 
-    def group(binary: pd.DataFrame, ordered: pd.DataFrame) -> dict:
-        figures = {**_binary(binary["a"].to_numpy(), binary["b"].to_numpy()), **_ordinal(ordered, criteria)}
-        return {**figures, **_intervals(binary, ordered, figures, cases)} if ci else figures
+    def group(binary_rows: np.ndarray, ordinal_rows: np.ndarray) -> dict:
+        figures = {**binary(binary_rows), **_ordinal(ordered, ordinal_rows)}
+        if not ci:
+            return figures
+        difference = None
+        if len(ordinal_rows) >= MIN_FOR_STATS and figures.get("scale"):
+            va, vb = ordered.values(ordinal_rows, figures["scale"])
+            difference = _interval(vb - va, ordinal_cases[ordinal_rows])
+        return {**figures, "accuracy_ci": _interval(agree[binary_rows], binary_cases[binary_rows]),
+                "mean_difference_ci": difference}
 
-    out = {"a": a.spec, "b": b.spec, "by": by, "pooled": group(pairs, ordinal), "groups": {}}
+    pooled = group(np.arange(len(pairs)), np.arange(len(ordinal)))
+    out = {"a": a.spec, "b": b.spec, "by": by, "pooled": pooled, "groups": {}}
     if by is not None:
-        keyed_pairs = pairs.assign(_keys=_group_keys(pairs, by, criteria)).explode("_keys")
-        keyed_ordinal = ordinal.assign(_keys=_group_keys(ordinal, by, criteria)).explode("_keys")
-        for key in sorted(set(keyed_pairs["_keys"].dropna()) | set(keyed_ordinal["_keys"].dropna())):
-            out["groups"][key] = group(keyed_pairs[keyed_pairs["_keys"] == key], keyed_ordinal[keyed_ordinal["_keys"] == key])
+        binary_groups = _group_rows(_group_keys(pairs, by, criteria))
+        ordinal_groups = _group_rows(_group_keys(ordinal, by, criteria))
+        none = np.array([], dtype=np.intp)
+        for key in sorted(set(binary_groups) | set(ordinal_groups)):
+            out["groups"][key] = group(binary_groups.get(key, none), ordinal_groups.get(key, none))
     return out
 
 
