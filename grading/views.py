@@ -129,7 +129,8 @@ def project_audit(request, slug: str):
         return response
     page = Paginator(trail, 100).get_page(request.GET.get("page"))
     return render(request, "grading/audit.html", {
-        "project": project, "page": page, "rows": [audit_row(r) for r in page.object_list],
+        "project": project, "page": page,
+        "rows": [{**row, "before": _json(row["before"]), "after": _json(row["after"])} for row in map(audit_row, page.object_list)],
         "actions": audit_actions(project=project), "action": action, "who": who})
 
 
