@@ -159,6 +159,8 @@ class NewRubricVersionForm(forms.Form):
             return json.loads(self.cleaned_data["criteria"])
         except ValueError as exc:
             raise forms.ValidationError(f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise forms.ValidationError("not valid JSON: nested too deeply") from None
 
 
 @admin.register(RubricVersion)

@@ -39,8 +39,8 @@ def label_batch_parse(raw: str) -> list[tuple[int, dict]]:
 
     try:
         items = json.loads(raw or "")
-    except ValueError:
-        raise forms.ValidationError("the batch is not JSON") from None
+    except (ValueError, RecursionError):
+        raise forms.ValidationError("the batch is not JSON (or nested too deeply)") from None
     if not isinstance(items, list) or not items or len(items) > BATCH_MAX:
         raise forms.ValidationError(f"the batch must be a list of 1 to {BATCH_MAX} saves")
     parsed = []

@@ -260,3 +260,19 @@ def test_every_state_change_by_session_needs_the_csrf_token(mini_project, alice)
     ok = with_token.post(f"/api/projects/{mini_project.slug}/roles/", {"username": "alice", "role": "manager"},
                          content_type="application/json")
     assert ok.status_code == 200
+
+
+def test_json_nested_past_the_parser_is_a_400_not_a_500(alice):
+    client = Client()
+    client.force_login(alice)
+    response = client.post("/api/labels/", "[" * 100_000 + "]" * 100_000, content_type="application/json")
+    assert response.status_code == 400 and "nested too deeply" in response.json()["detail"]
+
+
+def test_a_deeply_nested_batch_from_the_labeling_page_is_refused_not_a_500(db):
+    from django import forms
+
+    from annotation.forms import label_batch_parse
+
+    with pytest.raises(forms.ValidationError, match="nested too deeply"):
+        label_batch_parse("[" * 100_000 + "]" * 100_000)
