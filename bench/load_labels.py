@@ -231,13 +231,9 @@ class Annotator(threading.Thread):
             body = json.dumps({"assignment": assignment, "criterion": criterion, "verdict": verdict, "revision": revision})
             answer = self.post("/api/labels/", body, {"Authorization": f"Token {self.client['token']}",
                                                       "Content-Type": "application/json"}, f"{assignment}/{criterion}")
-            if answer is None:
-                return None
-            status, text = answer
-            if status != 200:
-                self.errors.append(f"{status} {assignment}/{criterion}: {text[:200]!r}")
-                return None
-            return int(json.loads(text)["revision"])
+            if answer is not None and answer[0] != 200:
+                self.errors.append(f"{answer[0]} {assignment}/{criterion}: {answer[1][:200]!r}")
+            return int(json.loads(answer[1])["revision"]) if answer is not None and answer[0] == 200 else None
         answer = self.post(f"/work/{assignment}/criteria/{criterion}/", urlencode({"verdict": verdict, "revision": revision}),
                            self.headers, f"{assignment}/{criterion}")
         if answer is None:
@@ -442,14 +438,11 @@ def run_all(out_dir) -> list[tuple[str, object, str]]:
             continue
         f = json.loads(proc.stdout.strip().splitlines()[-1])
         if "--api" in extra:
-            rows += [
-                ("[load_labels API] 50 annotators, POST /api/labels/, no pauses", f["seconds"],
-                 f"s, {f['saves_per_second']} saves/s, p50 / p95 / p99 {f['p50_ms']} / {f['p95_ms']} / {f['p99_ms']} ms"),
-                ("[load_labels API] lost / duplicated / wrong / errors",
-                 f"{f['lost']} / {f['duplicated']} / {f['wrong_value']} / {f['errors']}",
-                 f"(labels in the database {f['labels_in_db']} of {f['labels_acknowledged']} acknowledged; history rows "
-                 f"{f['history_rows']} of {f['history_expected']})"),
-            ]
+            rows += [("[load_labels API] 50 annotators, POST /api/labels/, no pauses", f["seconds"],
+                      f"s, {f['saves_per_second']} saves/s, p50 / p95 / p99 {f['p50_ms']} / {f['p95_ms']} / {f['p99_ms']} ms"),
+                     ("[load_labels API] lost / duplicated / wrong / errors", f"{f['lost']} / {f['duplicated']} / "
+                      f"{f['wrong_value']} / {f['errors']}", f"(labels in the database {f['labels_in_db']} of "
+                      f"{f['labels_acknowledged']} acknowledged; history rows {f['history_rows']} of {f['history_expected']})")]
             continue
         if "--batch" in extra:
             rows += [

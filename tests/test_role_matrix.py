@@ -29,8 +29,6 @@ each test runs in a savepoint of its own. Work that views queue with ``transacti
 Report pages show a stub result (``report_page_stub``); their figures are tests/grading/reports'.
 """
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from html import unescape
 from types import SimpleNamespace
 
@@ -39,13 +37,13 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
-from django.utils import timezone
 
-from tests.bundles import bundle_parts, write_bundle
+from tests.bundles import write_bundle
+from tests.role_matrix_data import SECRETS, _mini_parts, _other_parts, _project_objects, report_page_stub
+from tests.role_matrix_rows import HTMX, MATRIX, Url, judge_form, upload
 from tests.roles import grant
 
 # Each test in a transaction rolled back after it, inside the module's own (see ``site``).
@@ -66,7 +64,6 @@ ALLOWED = {
     "manage": {"manager"},
 }
 LOGIN = "/accounts/login/"
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # URL patterns that are not in the matrix, each with the reason.
 SKIPPED_NAMESPACES = {"admin": "the Django admin: its ModelAdmin classes ask annotation.access themselves (annotation/admin.py)"}
@@ -86,103 +83,6 @@ SKIPPED = {
 
 
 # --- the data -------------------------------------------------------------------------------
-
-
-def report_page_stub(*, project, page: str, params: dict) -> dict:
-    """What a report page shows here instead of its figures (tests/grading/reports computes those; at
-    about a second a page they would be most of this module's time): an error line and one table."""
-    return {"error": f"{page} is not computed in the role matrix", "tables": {"figures": {"columns": ["n"], "rows": [[1]]}}}
-
-
-# A case without responses, for quality control to draw and flag without changing any report's figures.
-QUIET_CASE = {"case_id": "c3", "prompt": "A case nobody answered."}
-
-
-def _mini_parts() -> dict:
-    parts = bundle_parts()
-    parts["cases"].append(QUIET_CASE)
-    for row in parts["labels"]:  # whose rationale a page shows is visible in its body
-        row["rationale"] = f"{row.get('rationale', '')} RATIONALE-OF-{row['annotator'].upper()}".strip()
-    for row in parts["judgments"]:
-        row["explanation"] = f"{row['explanation']} JUDGE-OUTPUT-MARK".strip()
-    return parts
-
-
-# What the body of any answer to a principal must not hold (independence and blinding): another
-# annotator's rationale, another cohort's, a judge's output, a source model (both projects are blind).
-MODELS = ("model-a", "model-b")
-SECRETS = {
-    "anonymous": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
-    "nobody": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
-    "staff": ("RATIONALE-OF-", "JUDGE-OUTPUT-MARK", *MODELS),
-    "annotator1": ("RATIONALE-OF-ANN2", "RATIONALE-OF-ANN3", "RATIONALE-OF-CHK1", "JUDGE-OUTPUT-MARK", *MODELS),
-    "annotator2": ("RATIONALE-OF-ANN1", "RATIONALE-OF-ANN2", "RATIONALE-OF-CHK1", "JUDGE-OUTPUT-MARK", *MODELS),
-    "checker": ("RATIONALE-OF-ANN3", "JUDGE-OUTPUT-MARK", *MODELS),  # the checker of group-1 reviews ann1 and ann2
-}
-
-
-def _other_parts() -> dict:
-    """The mini bundle as a second project whose names are distinctive, so that a leak shows."""
-    parts = _mini_parts()
-    cohorts = {"group-1": "hidden-cohort-1", "group-2": "hidden-cohort-2"}
-    parts["project"].update(slug="other", name="Hidden study", description="HIDDEN-PROJECT-DESCRIPTION",
-                            cohorts=[{"name": name} for name in cohorts.values()])
-    parts["project"]["judges"][0]["name"] = "hidden-judge"
-    for row in parts["responses"]:
-        row["response_id"] = f"o-{row['response_id']}"
-    for row in parts["labels"]:
-        row["response_id"], row["cohort"] = f"o-{row['response_id']}", cohorts[row["cohort"]]
-    for row in parts["judgments"]:
-        row["response_id"], row["judge"] = f"o-{row['response_id']}", "hidden-judge"
-    return parts
-
-
-def _project_objects(slug: str, starter, jobs_dir) -> SimpleNamespace:
-    """The ids a URL of the project needs, each in a state in which an allowed request changes
-    something (so that a refused one could have): a submitted and an open assignment, a running and
-    a stopped judge run, a case drawn for audit and flagged by screening, a finished export with
-    its file and a queued import."""
-    from annotation.assignments import assignments_create
-    from annotation.models import Assignment, Case, CaseQuality, Cohort, CohortMembership, Criterion, Project
-    from grading.models import DataJob, Judge, JudgeRun
-
-    project = Project.objects.get(slug=slug)
-    cohort = Cohort.objects.filter(project=project).order_by("position").first()
-    assignments_create(cohort=cohort)
-    submitted = Assignment.objects.filter(cohort=cohort).order_by("position", "pk").first()
-    # Submitted, so that the cohort's checker has an item to review (test_cohort_urls_reach_their_members).
-    Assignment.objects.filter(pk=submitted.pk).update(status=Assignment.SUBMITTED, submitted_at=timezone.now())
-    # The bundle's annotators labelled every response; a cohort without labels has assignments that can be reassigned.
-    fresh = Cohort.objects.create(project=project, name="fresh", position=9)
-    for username in ("fresh1", "fresh2"):
-        user = get_user_model().objects.get_or_create(username=username)[0]
-        CohortMembership.objects.create(project=project, cohort=fresh, user=user, role=CohortMembership.ANNOTATOR)
-    assignments_create(cohort=fresh, overlap=1)
-    unopened = Assignment.objects.filter(cohort=fresh).select_related("annotator").order_by("position", "pk").first()
-    reassign_to = "fresh2" if unopened.annotator.username == "fresh1" else "fresh1"
-    response = submitted.response
-    criterion = Criterion.objects.filter(project=project, case=response.case).order_by("pk").first()
-    judge = Judge.objects.get(project=project)
-    running = JudgeRun.objects.create(judge=judge, status=JudgeRun.RUNNING, created_by=starter)
-    stopped = JudgeRun.objects.create(judge=judge, status=JudgeRun.STOPPED, created_by=starter)
-    lexical = Judge.objects.create(project=project, name="lexical", backend=Judge.BASELINE, model="lexical")  # editable
-    # The case without responses drawn for audit and flagged by an earlier screening (its exclusion changes no figure).
-    quiet = Case.objects.get(project=project, external_id=QUIET_CASE["case_id"])
-    CaseQuality.objects.create(project=project, case=quiet, flagged=True, excluded=True, audit_sampled=True,
-                               screen_accuracy_pct=100.0, screen_threshold_pct=50.0, screen_source="gold",
-                               screen_models=["model-b"])
-    export = DataJob.objects.create(kind=DataJob.EXPORT, project=project, user=starter, status=DataJob.FINISHED)
-    (jobs_dir / str(export.pk)).mkdir(parents=True)
-    (jobs_dir / str(export.pk) / f"{slug}-gold.zip").write_bytes(b"PK\x05\x06" + bytes(18))
-    DataJob.objects.filter(pk=export.pk).update(file=f"{export.pk}/{slug}-gold.zip")
-    imported = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=starter, status=DataJob.QUEUED)
-    return SimpleNamespace(
-        project=project, slug=slug, response=response.pk, response_external_id=response.external_id,
-        criterion=criterion.pk, criterion_external_id=criterion.external_id, judge_name=judge.name,
-        qc_case=quiet.pk, cohort=cohort.pk, cohort_name=cohort.name,
-        assignment=submitted.pk, open_assignment=unopened.pk, reassign_to=reassign_to, judge=judge.pk,
-        editable_judge=lexical.pk, running_run=running.pk, stopped_run=stopped.pk, export_job=export.pk, import_job=imported.pk,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -244,232 +144,6 @@ def state() -> dict:
             cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)} ORDER BY 1")
             rows[table] = cursor.fetchall()
     return rows
-
-
-# --- the matrix -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Url:
-    """One row of the matrix.
-
-    ``rule``: an action of ``annotation.access`` (view, inspect, adjudicate, export, manage);
-    "cohort" for the annotators' and checkers' URLs (404 for every principal here); "signed-in"
-    for what every signed-in user gets alike; "superuser" for what only superusers may do.
-    ``get`` / ``post``: the status of an allowed GET / POST; None when the URL takes no GET
-    (405) or no POST (none is sent). ``data`` builds the POST's form from (home, target), the
-    projects of the slug and of the object ids. ``changes``: an allowed POST writes rows, which
-    shows that the same POST, refused, would have had something to write.
-    """
-
-    name: str
-    kwargs: Callable[[SimpleNamespace, SimpleNamespace], dict]
-    rule: str
-    get: int | None = 200
-    post: int | None = None
-    data: Callable[[SimpleNamespace, SimpleNamespace], dict] = lambda h, t: {}
-    changes: bool = False
-    query: Callable[[SimpleNamespace, SimpleNamespace], str] = lambda h, t: ""
-    label: str = ""
-    headers: dict = field(default_factory=dict)
-    variants: tuple[str, ...] = ("own", "other")
-    other: dict = field(default_factory=dict)  # API methods besides GET and POST: {"patch": 200, "delete": 204}
-    members: dict = field(default_factory=dict)  # cohort members it answers on mini's objects: {principal: {method: status}}
-    methods: tuple[str, ...] = ("get", "post")  # which of GET and POST this row sends
-
-    def allowed(self, method: str) -> int | None:
-        return {"get": self.get, "post": self.post, **self.other}.get(method)
-
-    @property
-    def id(self) -> str:
-        return f"{self.name}+{self.label}" if self.label else self.name
-
-    @property
-    def api(self) -> bool:
-        return self.name.startswith("api-")
-
-    def path(self, home, target) -> str:
-        return reverse(self.name, kwargs=self.kwargs(home, target)) + self.query(home, target)
-
-
-ALL = ("own", "other", "mixed")  # the URLs with a slug and an object id also get "mixed"
-
-
-def slug(h, t):
-    return {"slug": h.slug}
-
-
-def nothing(h, t):
-    return {}
-
-
-def upload(h, t) -> dict:
-    return {"bundle": SimpleUploadedFile("bundle.zip", b"PK\x05\x06" + bytes(18), content_type="application/zip")}
-
-
-def judge_form(h, t) -> dict:
-    """A valid new judge of the judges page (an offline baseline: nothing is called)."""
-    fields = {"name": "matrix-judge", "backend": "baseline", "model": "lexical", "condition": "anonymized",
-              "temperature": "0", "samples": "1", "concurrency": "1", "max_retries": "0", "timeout_seconds": "60",
-              "shuffle_seed": "0", "min_evidence": "0", "few_shot_k": "0", "few_shot_seed": "0", "json_mode": "on",
-              "price_in_per_mtok": "0", "price_out_per_mtok": "0"}
-    return {"action": "judge", **{f"judge-{name}": value for name, value in fields.items()}}
-
-
-def cohort_query(name: str):
-    return lambda h, t: f"?{name}=cohort:{t.cohort_name}"
-
-
-def cohort_and_gold(h, t) -> str:
-    return f"?a=cohort:{t.cohort_name}&b=gold"
-
-
-REPORT_QUERIES = {
-    "agreement": cohort_and_gold, "reliability_report": cohort_and_gold, "cross_grader": cohort_and_gold,
-    "reliability": cohort_query("source"), "pairwise_agreement": cohort_query("source"), "coverage": cohort_query("source"),
-    "calibrate_k": cohort_query("source"), "scores": cohort_query("source"), "verbosity": cohort_query("source"),
-    "trait_scores": cohort_query("source"), "bias_matrix": lambda h, t: "?condition=anonymized",
-    "stability": lambda h, t: f"?judge={t.judge_name}", "adjudication_queue": lambda h, t: "",
-}
-API_ROWS = [
-    Url("api-projects", nothing, "signed-in", variants=("own",)),
-    Url("api-projects", nothing, "superuser", post=202, data=upload, changes=True, label="create", methods=("post",),
-        variants=("own",)),
-    Url("api-project", slug, "view"),
-    Url("api-project-roles", slug, "manage", post=200, data=lambda h, t: {"username": "nobody", "role": "viewer"}, changes=True),
-    Url("api-project-import", slug, "manage", get=None, post=202, data=upload, changes=True),
-    Url("api-gold-export", slug, "export", get=None, post=202, changes=True),
-    Url("api-cases", slug, "inspect"),
-    Url("api-criteria", slug, "view"),
-    Url("api-rubric-versions", slug, "view"),
-    Url("api-responses", slug, "inspect"),
-    Url("api-cohorts", slug, "manage"),
-    Url("api-cohort-members", lambda h, t: {"slug": h.slug, "cohort_id": t.cohort}, "manage", get=None, post=201,
-        data=lambda h, t: {"username": "nobody"}, changes=True, variants=ALL),
-    Url("api-project-assignments", slug, "manage", post=201, data=lambda h, t: {"cohort": "fresh", "overlap": "2"}, changes=True),
-    Url("api-assignment-reassign", lambda h, t: {"slug": h.slug, "assignment_id": t.open_assignment}, "manage", get=None,
-        post=200, data=lambda h, t: {"annotator": t.reassign_to}, changes=True, variants=ALL),
-    Url("api-judges", slug, "manage", post=201, data=lambda h, t: {"name": "matrix-api-judge", "backend": "baseline"},
-        changes=True),
-    Url("api-judge", lambda h, t: {"slug": h.slug, "judge_id": t.editable_judge}, "manage", other={"patch": 200, "delete": 204},
-        data=lambda h, t: {"temperature": 0.5}, changes=True, variants=ALL),
-    Url("api-runs", slug, "manage", post=202, data=lambda h, t: {"judge": "lexical"}, changes=True),
-    Url("api-run", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", variants=ALL),
-    Url("api-run-stop", lambda h, t: {"slug": h.slug, "run_id": t.running_run}, "manage", get=None, post=200, changes=True,
-        variants=ALL),
-    Url("api-run-resume", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", get=None, post=200, changes=True,
-        variants=ALL),
-    Url("api-judgments", slug, "inspect"),
-    Url("api-adjudications", slug, "adjudicate", post=200, changes=True,
-        data=lambda h, t: {"response_id": t.response_external_id, "criterion_id": t.criterion_external_id, "verdict": "met",
-                           "revision": 0}),
-    # verbosity and trait_scores reach their command, which refuses mini's data (too few responses, no traits): 400
-    *[Url(f"api-report-{command.replace('_', '-')}", slug, "adjudicate" if command == "adjudication_queue" else "view",
-          query=query, get=400 if command in ("verbosity", "trait_scores") else 200) for command, query in REPORT_QUERIES.items()],
-    Url("api-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
-    Url("api-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
-    Url("api-job-download", lambda h, t: {"job_id": t.export_job}, "export"),
-]
-
-REPORT_PAGES = ("agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores")
-
-MATRIX: list[Url] = [
-    # the project page, the report pages with their CSV and their retry (any role)
-    Url("project-detail", slug, "view"),
-    Url("report-index", slug, "view"),
-    *[Url(f"report-{page}", slug, "view", post=302, data=lambda h, t: {"retry": "1"}) for page in REPORT_PAGES],
-    *[Url(f"report-{page}", slug, "view", label="csv", query=lambda h, t: "?format=csv&table=figures") for page in REPORT_PAGES],
-    Url("report-agreement", slug, "view", label="htmx", headers=HTMX),
-    # side by side and the decisions API (adjudicators and managers)
-    Url("side-by-side-lookup", slug, "inspect", get=302, query=lambda h, t: f"?response={t.response_external_id}", variants=ALL),
-    Url("response-side-by-side", lambda h, t: {"pk": t.response}, "inspect"),
-    Url("api-decisions", slug, "inspect", query=lambda h, t: f"?source=cohort:{t.cohort_name}"),
-    # the pipeline API (grading.api): the same rule as the pages
-    *API_ROWS,
-    # adjudication (adjudicators and managers)
-    Url("adjudication-queue", slug, "adjudicate"),
-    Url("adjudication-next", slug, "adjudicate", get=302),
-    Url("adjudication-item", lambda h, t: {"slug": h.slug, "response_id": t.response}, "adjudicate", variants=ALL),
-    *[Url("adjudication-save", lambda h, t: {"slug": h.slug, "response_id": t.response, "criterion_id": t.criterion},
-          "adjudicate", get=None, post=status, data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}, changes=True,
-          label=label, headers=headers, variants=ALL) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
-    # gold export (adjudicators and managers) and its job page and file
-    Url("project-export", slug, "export", get=None, post=302, changes=True),
-    Url("project-export", slug, "export", get=None, post=200, changes=True, label="htmx", headers=HTMX),
-    Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
-    Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export+htmx", headers=HTMX),
-    Url("data-job-download", lambda h, t: {"job_id": t.export_job}, "export"),
-    # managers: import, judges and runs, assignments, roles, quality control
-    Url("project-import", slug, "manage", get=None, post=302, data=upload, changes=True),
-    Url("data-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
-    Url("judges-page", slug, "manage", post=302, data=judge_form, changes=True),
-    Url("judge-edit", lambda h, t: {"slug": h.slug, "judge_id": t.editable_judge}, "manage", post=302, variants=ALL,
-        data=lambda h, t: {**{k.removeprefix("judge-"): v for k, v in judge_form(h, t).items() if k != "action"},
-                           "name": "lexical", "requests_per_minute": "60"}, changes=True),
-    Url("judge-runs", slug, "manage", headers=HTMX),
-    *[Url("judge-run-start", slug, "manage", get=None, post=status, data=lambda h, t: {"judge": t.judge, "cases": "c1"},
-          changes=True, label=label, headers=headers) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
-    Url("judge-run-page", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", variants=ALL),
-    Url("judge-run-stop", lambda h, t: {"slug": h.slug, "run_id": t.running_run}, "manage", get=None, post=302,
-        changes=True, variants=ALL),
-    Url("judge-run-resume", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", get=None, post=302,
-        changes=True, variants=ALL),
-    Url("project-assignments", slug, "manage"),
-    Url("project-assign", slug, "manage", get=None, post=302, changes=True,
-        data=lambda h, t: {"cohort": t.cohort, "overlap": "2", "method": "round_robin"}),
-    Url("project-reassign", lambda h, t: {"slug": h.slug, "assignment_id": t.open_assignment}, "manage", get=None, post=302,
-        data=lambda h, t: {"username": t.reassign_to}, changes=True, variants=ALL),
-    Url("project-reopen", lambda h, t: {"slug": h.slug, "assignment_id": t.assignment}, "manage", get=None, post=302,
-        data=lambda h, t: {"reason": "a second look"}, changes=True, variants=ALL),
-    Url("project-role-update", slug, "manage", get=None, post=302, data=lambda h, t: {"username": "nobody", "role": "manager"},
-        changes=True),
-    Url("project-guidelines-update", slug, "manage", get=None, post=302, data=lambda h, t: {"guidelines": "Read twice."},
-        changes=True),
-    Url("project-guidance", slug, "manage", post=302, data=lambda h, t: {"criterion": t.criterion, "guidance": "Look twice."},
-        changes=True),
-    Url("qc-page", slug, "manage"),
-    Url("project-audit", slug, "manage"),
-    Url("project-audit", slug, "manage", label="csv", query=lambda h, t: "?format=csv"),
-    Url("qc-screen", slug, "manage", get=None, post=302, changes=True,
-        data=lambda h, t: {"source": f"cohort:{t.cohort_name}", "models": ["model-a"], "threshold": "50"}),
-    Url("qc-sample", slug, "manage", get=None, post=302, data=lambda h, t: {"share": "1", "seed": "1"}, changes=True),
-    Url("qc-outcome", lambda h, t: {"slug": h.slug, "case_id": t.qc_case}, "manage", get=None, post=302,
-        data=lambda h, t: {"outcome": "remove", "note": "matrix"}, changes=True, variants=ALL),
-    Url("qc-reinstate", lambda h, t: {"slug": h.slug, "case_id": t.qc_case}, "manage", get=None, post=302,
-        data=lambda h, t: {"note": "matrix"}, changes=True, variants=ALL),
-    # not a project's: a new project is the superusers', the home page and "next" are every user's own
-    Url("site-import", nothing, "superuser", get=None, post=302, data=upload, changes=True, variants=("own",)),
-    Url("home", nothing, "signed-in", variants=("own",)),
-    Url("next-item", nothing, "signed-in", get=302, variants=("own",)),
-    Url("my-items", nothing, "signed-in", variants=("own",)),
-    Url("api-assignments", nothing, "signed-in", variants=("own",)),
-    # cohort members' URLs: an annotator's assignment, a checker's review (no role reaches them)
-    Url("label-page", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
-    Url("label-save", lambda h, t: {"assignment_id": t.open_assignment, "criterion_id": t.criterion}, "cohort", get=None,
-        post=404, data=lambda h, t: {"verdict": "met"}),
-    Url("label-save-batch", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
-        data=lambda h, t: {"batch": f'[{{"criterion": {t.criterion}, "verdict": "met"}}]'}),
-    Url("label-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
-        data=lambda h, t: {"seconds": "5"}),
-    Url("label-time", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
-        data=lambda h, t: {"seconds": "5"}),
-    # (the checker of mini's first cohort reaches these on mini's objects: its own review work)
-    Url("review-queue", slug, "cohort", members={"checker": {"get": 200}}),
-    Url("review-page", lambda h, t: {"response_id": t.response}, "cohort", members={"checker": {"get": 200}}),
-    Url("review-save", lambda h, t: {"response_id": t.response, "criterion_id": t.criterion}, "cohort", get=None, post=404,
-        data=lambda h, t: {"choice": "verdict:met", "note": "matrix"}, members={"checker": {"post": 302}}),
-    Url("review-complete", lambda h, t: {"response_id": t.response}, "cohort", get=None, post=404,
-        members={"checker": {"post": 302}}),
-    Url("review-assignment", lambda h, t: {"assignment_id": t.assignment}, "cohort", members={"checker": {"get": 302}}),
-    Url("review-reopen", lambda h, t: {"assignment_id": t.assignment}, "cohort", get=None, post=404,
-        members={"checker": {"post": 302}}),
-    Url("api-assignment", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),
-    Url("api-assignment-submit", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404),
-    Url("api-assignment-labels", lambda h, t: {"assignment_id": t.open_assignment}, "cohort", get=None, post=404,
-        data=lambda h, t: {"labels": [{"criterion": t.criterion, "verdict": "met", "revision": 0}]}),
-    Url("api-labels", nothing, "cohort", get=None, post=404,
-        data=lambda h, t: {"assignment": t.open_assignment, "criterion": t.criterion, "verdict": "met", "revision": 0}),
-]
 
 
 def expected(url: Url, variant: str, principal: str, method: str) -> int | str:
