@@ -31,6 +31,15 @@ class SoloWorkers:
         self.started.append(process)
         return process
 
+    def wait_ready(self, count: int, timeout: float = 60) -> None:
+        """Until ``count`` workers of this queue answer a ping (a worker takes seconds to start on a
+        loaded machine: a test that needs two running at once waits for both)."""
+        def ready():
+            replies = self.client.control.ping(timeout=0.5) or []
+            return len([r for r in replies for name in r if self.queue in name]) >= count
+
+        wait_for(ready, timeout, f"{count} workers of {self.queue}", every=0.2)
+
     def send_options(self, **options):
         return self.client.send_task("grading.judge_run_execute", queue=self.queue, **options)
 

@@ -141,6 +141,7 @@ def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers
                   for name in ("pace-a", "pace-b")]
         runs = [judge_run_create(judge=judge, scope=scope) for judge in judges]
         workers.start("one"), workers.start("two")
+        workers.wait_ready(2)  # both consuming before either run is sent: the runs overlap
         for run in runs:
             workers.send(run.pk)
         wait_for(lambda: JudgeRun.objects.filter(pk__in=[r.pk for r in runs], status=JudgeRun.FINISHED).count() == 2, 120,
