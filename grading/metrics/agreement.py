@@ -307,3 +307,35 @@ def krippendorff_alpha(reliability_data, *, level: str = "nominal", value_domain
     except ValueError as exc:
         raise MetricError(str(exc)) from None
     return _none_if_nan(value)
+
+
+def krippendorff_alpha_ci(reliability_data, unit_cases, *, level: str = "nominal", seed: int = 0):
+    """Bootstrap 95% interval of ``krippendorff_alpha`` resampling whole cases (every unit of a
+    drawn case, ``case_bootstrap_ci``); ``unit_cases``: the case of each unit (column). The
+    raters × units matrix is reduced once to each unit's counts of the observed values, and the
+    krippendorff package computes each resample's alpha from those counts (the same estimator,
+    over the same value domain). None when alpha has nothing to resample."""
+    from .bootstrap import case_bootstrap_ci
+
+    if level not in KRIPPENDORFF_LEVELS:
+        raise MetricError(f"unknown level {level!r}; use one of {', '.join(KRIPPENDORFF_LEVELS)}")
+    data = np.array(reliability_data, dtype=float)
+    present = ~np.isnan(data)
+    domain = np.unique(data[present])
+    if domain.size < 2:
+        return None
+    counts = np.stack([(data == value).sum(axis=0) for value in domain], axis=1)
+    import krippendorff
+
+    def alpha(rows):
+        drawn = counts[rows]
+        if not (drawn.sum(axis=1) >= 2).any():
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return _none_if_nan(krippendorff.alpha(value_counts=drawn, value_domain=domain, level_of_measurement=level))
+        except (ValueError, ZeroDivisionError):
+            return None
+
+    return case_bootstrap_ci(np.asarray(unit_cases), alpha, seed=seed)

@@ -74,6 +74,24 @@ def monte_carlo_groups(df: pd.DataFrame, *, keys: list[str], sample: str = "samp
     return out.reset_index()
 
 
+def monte_carlo_mu_ci(samples, scores, cases, *, seed: int = 0):
+    """Bootstrap 95% interval of one group's Monte Carlo μ (``monte_carlo_groups``: the mean over
+    samples of each sample's mean score), resampling whole cases (``case_bootstrap_ci``): one
+    entry per scored item in ``samples``, ``scores`` and ``cases``."""
+    from .bootstrap import case_bootstrap_ci
+
+    values = np.asarray(scores, dtype=float)
+    labels, codes = np.unique(np.asarray(samples), return_inverse=True)
+
+    def mu(rows):
+        counts = np.bincount(codes[rows], minlength=labels.size)
+        sums = np.bincount(codes[rows], weights=values[rows], minlength=labels.size)
+        seen = counts > 0
+        return float(np.mean(sums[seen] / counts[seen]))
+
+    return case_bootstrap_ci(cases, mu, seed=seed)
+
+
 def monte_carlo_cells(df: pd.DataFrame, *, judge: str = "judge", target: str = "target", sample: str = "sample",
                       score: str = "score") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``monte_carlo_groups`` of each (judge, target) cell as three judges × targets matrices:

@@ -370,24 +370,29 @@ def panel_decide(decisions: pd.DataFrame, *, keys: list[str], rule: str, weights
 
 
 def panel_agreement(decisions: pd.DataFrame, *, keys: list[str], rule: str = "majority",
-                    weights: Mapping | None = None) -> tuple[float | None, int]:
+                    weights: Mapping | None = None, per_item: bool = False):
     """How much a panel's members agree (``ensemble_vote``'s mean agreement, SPEC §3 "Ensemble
     vote"): over the items with two or more votes, the mean share of votes for the winning
     decision; and how many items that averages. Ordinal criteria, which a panel averages rather
-    than votes on, are left out, as unresolved member decisions are."""
+    than votes on, are left out, as unresolved member decisions are. With ``per_item``, also the
+    items behind the mean: their keys and ``agreement``."""
+    none = (None, 0, pd.DataFrame(columns=[*keys, "agreement"])) if per_item else (None, 0)
     if decisions.empty:
-        return None, 0
+        return none
     frame = decisions.reset_index(drop=True)
-    item, _ = _items(frame, keys)
+    item, item_keys = _items(frame, keys)
     codes = _vote_codes(frame)
     codes[frame["kind"].to_numpy(dtype=object) == ORDINAL] = -1
     voting = codes >= 0
     if not voting.any():
-        return None, 0
+        return none
     votes = pd.DataFrame({"item": item[voting], "vote": codes[voting], "voter": frame["member"].to_numpy(dtype=object)[voting]})
     rule = VoteRule(str(rule)) if str(rule) != VoteRule.ANY else VoteRule.MAJORITY
     result = ensemble_vote(votes, rule=rule, weights=weights if rule == VoteRule.WEIGHTED else None)
-    return result.mean_agreement, result.n_items_agreement
+    if not per_item:
+        return result.mean_agreement, result.n_items_agreement
+    agreeing = item_keys.iloc[result.item_agreement.index.to_numpy()].reset_index(drop=True)
+    return result.mean_agreement, result.n_items_agreement, agreeing.assign(agreement=result.item_agreement.to_numpy())
 
 
 # -- gold ---------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ class EnsembleResult:
     """Decisions per item (None = unresolved) with agreement among the voters.
 
     `decisions` is an object Series indexed by item. `mean_agreement` is None when no
-    item has two or more votes; `n_items_agreement` counts the items it averages.
+    item has two or more votes; `n_items_agreement` counts the items it averages, and
+    `item_agreement` gives each of them its share of votes for the modal decision.
     """
 
     rule: VoteRule
@@ -42,6 +43,7 @@ class EnsembleResult:
     n_unresolved: int
     mean_agreement: float | None
     n_items_agreement: int
+    item_agreement: pd.Series
 
 
 def _parse_rule(rule: VoteRule | str) -> VoteRule:
@@ -118,7 +120,7 @@ def ensemble_vote(
     modal = np.zeros(n_items)
     np.maximum.at(modal, t_item, t_tally)
     multi = n_votes >= 2
-    agreement = modal[multi] / n_votes[multi]
+    agreement = pd.Series(modal[multi] / n_votes[multi], index=pd.Index(np.asarray(items)[multi], name=item))
 
     if rule is VoteRule.MAJORITY:
         winner = _top(t_item, t_vote, t_tally, n_items, tolerance=0)
@@ -149,7 +151,7 @@ def ensemble_vote(
     return _result(rule, decisions, agreement)
 
 
-def _result(rule: VoteRule, decisions: pd.Series, agreement: np.ndarray) -> EnsembleResult:
+def _result(rule: VoteRule, decisions: pd.Series, agreement: pd.Series) -> EnsembleResult:
     return EnsembleResult(
         rule=rule,
         decisions=decisions,
@@ -157,4 +159,5 @@ def _result(rule: VoteRule, decisions: pd.Series, agreement: np.ndarray) -> Ense
         n_unresolved=int(decisions.isna().sum()),
         mean_agreement=float(agreement.mean()) if len(agreement) else None,
         n_items_agreement=int(len(agreement)),
+        item_agreement=agreement,
     )

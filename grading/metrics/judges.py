@@ -109,6 +109,38 @@ def cross_grader_robustness(
     )
 
 
+def cross_grader_intervals(df: pd.DataFrame, *, case: str = "case", model: str = "model", a: str = "a",
+                           b: str = "b", seed: int = 0) -> dict:
+    """Bootstrap 95% intervals (whole cases resampled, ``case_bootstrap_ci``) of the figures of
+    ``cross_grader_robustness`` that summarise the models: the mean absolute difference in points,
+    Spearman ρ and Kendall τ. Each resample recomputes every model's two rates from the drawn
+    cases' decisions (models left without a decision drop out, as in the rule)."""
+    import numpy as np
+
+    from .bootstrap import case_bootstrap_ci
+
+    _require(df, [case, model, a, b])
+    names, codes = np.unique(df[model].astype(str).to_numpy(), return_inverse=True)
+    columns = {side: df[side].to_numpy(dtype=float) for side in (a, b)}
+
+    def rates(rows, side):
+        values = columns[side][rows]
+        present = ~np.isnan(values)
+        counts = np.bincount(codes[rows][present], minlength=names.size)
+        sums = np.bincount(codes[rows][present], weights=values[present], minlength=names.size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 100.0 * sums / counts
+
+    def figures(rows):
+        ra, rb = rates(rows, a), rates(rows, b)
+        both = ~np.isnan(ra) & ~np.isnan(rb)
+        ranks = compare_rankings(dict(zip(names[both], ra[both])), dict(zip(names[both], rb[both])))
+        return float(np.mean(np.abs(ra[both] - rb[both]))) if both.any() else None, ranks.spearman_rho, ranks.kendall_tau
+
+    intervals = case_bootstrap_ci(df[case].to_numpy(), figures, seed=seed) or [None] * 3
+    return dict(zip(("mean_abs_diff_pp", "spearman_rho", "kendall_tau"), intervals))
+
+
 def monte_carlo_stability(
     df: pd.DataFrame,
     *,

@@ -11,29 +11,38 @@ n ≤ min_n are left out of the n-weighted mean and of the percentile; the grade
 """
 from __future__ import annotations
 
-from collections import defaultdict
-
 import numpy as np
 import pandas as pd
 
-from .agreement import binary_agreement
+from .agreement import _f1_from_counts, binary_agreement
+from .bootstrap import case_bootstrap_ci
 
 
-def annotator_pairs(labels: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``labels``: item, rater, value (0/1), one label per (item, rater). Returns per rater the
-    (truth, prediction) arrays of their pairs."""
-    truth: dict[str, list] = defaultdict(list)
-    prediction: dict[str, list] = defaultdict(list)
+def pair_frame(labels: pd.DataFrame) -> pd.DataFrame:
+    """``labels``: item, rater, value (0/1), one label per (item, rater). One row per ordered pair
+    of two raters' labels of the same item: rater, truth (the other's label), prediction (the
+    rater's own) and the row of ``labels`` the prediction came from (``label``)."""
+    rater, truth, prediction, label = [], [], [], []
+    positions = pd.Series(np.arange(len(labels)), index=labels.index)
     for _, rows in labels.groupby("item", sort=False):
         if len(rows) < 2:
             continue  # an item with one rater gives no pair
-        raters, values = rows["rater"].tolist(), rows["value"].tolist()
-        for i, (rater, mine) in enumerate(zip(raters, values)):
+        raters, values, where = rows["rater"].tolist(), rows["value"].tolist(), positions[rows.index].tolist()
+        for i, (name, mine) in enumerate(zip(raters, values)):
             for j, other in enumerate(values):
                 if i != j:
-                    truth[rater].append(other)
-                    prediction[rater].append(mine)
-    return {r: (np.asarray(truth[r], dtype=np.int8), np.asarray(prediction[r], dtype=np.int8)) for r in truth}
+                    rater.append(name)
+                    truth.append(other)
+                    prediction.append(mine)
+                    label.append(where[i])
+    return pd.DataFrame({"rater": pd.Series(rater, dtype=object), "truth": np.asarray(truth, dtype=np.int8),
+                         "prediction": np.asarray(prediction, dtype=np.int8), "label": np.asarray(label, dtype=np.int64)})
+
+
+def annotator_pairs(labels: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per rater the (truth, prediction) arrays of their pairs (``pair_frame``)."""
+    pairs = pair_frame(labels)
+    return {r: (rows["truth"].to_numpy(), rows["prediction"].to_numpy()) for r, rows in pairs.groupby("rater", sort=False)}
 
 
 def grader_pairs(labels: pd.DataFrame, grader: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -67,4 +76,44 @@ def pairwise_agreement(labels: pd.DataFrame, grader: pd.Series | None = None, *,
         mf1 = binary_agreement(truth, prediction).mf1 if truth.size else None
         out["grader"] = {"mf1": mf1, "n": int(truth.size),
                          "percentile": percentile(mf1, [f["mf1"] for f in included.values()])}
+    return out
+
+
+def _mf1_by_group(group: np.ndarray, truth: np.ndarray, prediction: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """MF1 and n per group from the confusion counts of its pairs (the SPEC F1 per class from
+    counts, NaN where undefined)."""
+    cells = np.bincount(group * 4 + truth * 2 + prediction, minlength=4 * n_groups).reshape(n_groups, 4)
+    tn, fp, fn, tp = cells.T
+    f1_met, f1_not = _f1_from_counts(tp, fp, fn, tn)
+    return (f1_met + f1_not) / 2, cells.sum(axis=1)
+
+
+def pairwise_intervals(labels: pd.DataFrame, grader: pd.Series | None = None, *, min_n: int = 50, seed: int = 0) -> dict:
+    """Bootstrap 95% intervals (``case_bootstrap_ci``: whole cases resampled, seeded) of the
+    n-weighted mean annotator MF1 and of the grader's MF1; ``labels`` carries a ``case`` column.
+    Each resample recomputes every annotator's MF1 and n from the drawn cases' pairs and applies
+    the n > min_n rule again. {"weighted_mean_mf1": BootstrapCI | None, "grader_mf1": ... }."""
+    pairs = pair_frame(labels)
+    raters, codes = np.unique(pairs["rater"].to_numpy(dtype=str), return_inverse=True)
+    truth, prediction = pairs["truth"].to_numpy(dtype=np.int64), pairs["prediction"].to_numpy(dtype=np.int64)
+
+    def weighted(rows):
+        mf1, n = _mf1_by_group(codes[rows], truth[rows], prediction[rows], raters.size)
+        keep = (n > min_n) & ~np.isnan(mf1)
+        return float(np.sum(mf1[keep] * n[keep]) / np.sum(n[keep])) if keep.any() else None
+
+    cases = labels["case"].to_numpy()
+    out = {"weighted_mean_mf1": case_bootstrap_ci(cases[pairs["label"].to_numpy()], weighted, seed=seed) if len(pairs) else None,
+           "grader_mf1": None}
+    if grader is not None:
+        decided = labels[labels["item"].isin(grader.index)]
+        g_truth = decided["value"].to_numpy(dtype=np.int64)
+        g_prediction = grader.reindex(decided["item"]).to_numpy(dtype=np.int64)
+        zero = np.zeros(g_truth.size, dtype=np.int64)
+
+        def grader_mf1(rows):
+            mf1, _ = _mf1_by_group(zero[rows], g_truth[rows], g_prediction[rows], 1)
+            return mf1[0]
+
+        out["grader_mf1"] = case_bootstrap_ci(decided["case"].to_numpy(), grader_mf1, seed=seed) if g_truth.size else None
     return out

@@ -15,7 +15,7 @@ import pandas as pd
 
 from grading import metrics, selectors
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 from .panels import panel_summary
 
 SUMMARY_KEYS = (
@@ -204,7 +204,7 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci:
         },
         "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
     }
-    panel = panel_summary(inputs=inputs, source=b)
+    panel = panel_summary(inputs=inputs, source=b, ci=ci)
     if panel is not None:  # B is a panel: its members' agreement and votes (issue 14)
         summary["panel"] = panel
     left_out = {s.spec: len(inputs.for_source(s).fewshot_cases(s)) for s in (a, b) if inputs.for_source(s).fewshot_cases(s)}
@@ -213,7 +213,7 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci:
     if ci:  # intervals on request (issue 14): the mean case-level MF1, resampling cases
         groups = cases.per_group
         interval = metrics.case_bootstrap_mean_ci(groups["mf1"].to_numpy(dtype=float), groups["case"].to_numpy()) if len(groups) else None
-        summary["case_level"]["mean_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+        summary["case_level"]["mean_ci"] = interval_pair(interval)
     by_model_detail = {
         str(m): {"n": r.n, "mf1": as_number(r.mf1), "cohen_kappa": as_number(r.cohen_kappa),
                  "positive_rate_a": as_number(r.positive_rate_a), "positive_rate_b": as_number(r.positive_rate_b)}

@@ -26,7 +26,7 @@ from grading.selectors import expert_label_rows, judge_sample_outputs
 from grading.sources import Source
 
 from ..models import Judge
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 from .scores import decision_values, unit_values
 
 CONDITIONS = (Judge.ATTRIBUTED, Judge.ANONYMIZED)
@@ -165,7 +165,7 @@ def _score_intervals(rows: pd.DataFrame, inputs: ReportInputs, names: list[str],
             mine = ((rows["judge"] == judge) & (rows["target"] == target)).to_numpy()
             interval = metrics.case_bootstrap_mean_ci(rows["score"].to_numpy(dtype=float)[mine], cases.to_numpy()[mine]) \
                 if mine.any() else None
-            row.append([as_number(interval.low), as_number(interval.high)] if interval else None)
+            row.append(interval_pair(interval))
         out.append(row)
     return out
 

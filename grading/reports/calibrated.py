@@ -24,7 +24,7 @@ from grading.judges.compiled import rejected_quotes
 from grading.judges.parsing import evidence_valid_quotes
 
 from ..models import Judge, Judgment
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 from .scores import decision_values
 from .traits import Traits, source_trait_scores
 
@@ -88,8 +88,24 @@ def _criterion_items(inputs: ReportInputs, judge_source, reference, criterion: s
         "levels": list(criteria.at[pk, "option_values"]), "ids": [pk]}
 
 
+def _qwk_intervals(hold: pd.DataFrame, inputs: ReportInputs, human, raw, calibrated, levels) -> dict:
+    """Bootstrap 95% intervals of the held-out QWK before and after, resampling cases."""
+    human, raw, calibrated = (np.asarray(v, dtype=float) for v in (human, raw, calibrated))
+
+    def both(rows):
+        return (metrics.ordinal_agreement(human[rows], raw[rows], option_values=levels).qwk,
+                metrics.ordinal_agreement(human[rows], calibrated[rows], option_values=levels).qwk)
+
+    cases = hold["response"].map(inputs.responses["case_id"]).to_numpy()
+    intervals = metrics.case_bootstrap_ci(cases, both) or [None, None]
+    return {f"qwk_{name}_ci": interval_pair(ci)
+            for name, ci in zip(("before", "after"), intervals)}
+
+
 def calibrate_compute(*, inputs: ReportInputs, source, reference, criterion: str | None = None,
-                      calibration_size: int | None = None, seed: int = 0) -> dict:
+                      calibration_size: int | None = None, seed: int = 0, ci: bool = False) -> dict:
+    """With ``ci``, bootstrap 95% intervals of the held-out QWK before and after resampling cases
+    (``qwk_before_ci``, ``qwk_after_ci``; returned, not stored with the calibration)."""
     judge = source.obj
     if source.kind != "judge" or judge is None or judge.backend in (Judge.PANEL, Judge.CALIBRATED):
         raise ValueError(f"{source.spec} is not a judge of its own: calibrate a judge (not a panel or a calibrated one)")
@@ -117,7 +133,8 @@ def calibrate_compute(*, inputs: ReportInputs, source, reference, criterion: str
         "coefficients": [as_number(c) for c in model.model.coef_],
     }
     derived = _store(inputs, judge, hold.assign(calibrated=calibrated), summary)
-    return {**summary, "source": f"judge:{derived.name}"}
+    intervals = _qwk_intervals(hold, inputs, human, raw, calibrated, levels) if ci else {}
+    return {**summary, **intervals, "source": f"judge:{derived.name}"}
 
 
 @transaction.atomic

@@ -11,7 +11,7 @@ import pandas as pd
 
 from grading import metrics, selectors
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 STRATA = ("difficulty", "register", "task_themes", "specialties")
 
@@ -53,7 +53,7 @@ def calibrate_k_compute(*, inputs: ReportInputs, source, ci: bool = False) -> di
     if ci:
         cases = inputs.responses.loc[human["response_id"], "case_id"].to_numpy()
         interval = metrics.case_bootstrap_mean_ci(human["hits"].to_numpy(dtype=float), cases)
-        out["mean_hits_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+        out["mean_hits_ci"] = interval_pair(interval)
     return out
 
 
@@ -107,7 +107,7 @@ def _intervals(df: pd.DataFrame, k: int, cases, seed: int = 0) -> dict:
     out = {}
     for name, values in terms.items():
         ci = metrics.case_bootstrap_mean_ci(values, cases, seed=seed)
-        out[f"{name}_ci"] = [as_number(ci.low), as_number(ci.high)] if ci else None
+        out[f"{name}_ci"] = interval_pair(ci)
     return out
 
 

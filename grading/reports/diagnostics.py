@@ -18,32 +18,57 @@ from grading import metrics
 
 from .agreement import aligned_decisions, binary_pairs
 from .coverage import coverage_k, response_hits_frame
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 
-def cross_grader_compute(*, inputs: ReportInputs, a, b) -> dict:
+def _cross_grader_intervals(pairs, out: dict) -> None:
+    """Bootstrap 95% intervals resampling cases: each model's two rates (means of its 0/1
+    decisions), the mean absolute difference and the two rank correlations."""
+    for name, figures in metrics.cross_grader_intervals(pairs).items():
+        out[f"{name}_ci"] = interval_pair(figures)
+    for model, rows in pairs.groupby(pairs["model"].astype(str), sort=True):
+        for side in ("a", "b"):
+            out["rates"][model][f"{side}_pct_ci"] = interval_pair(
+                metrics.case_bootstrap_mean_ci(100.0 * rows[side].to_numpy(dtype=float), rows["case"].to_numpy()))
+
+
+def cross_grader_compute(*, inputs: ReportInputs, a, b, ci: bool = False) -> dict:
+    """With ``ci``, bootstrap 95% intervals resampling cases (``_cross_grader_intervals``)."""
     merged, _, _ = aligned_decisions(inputs=inputs, a=a, b=b)
     pairs, _ = binary_pairs(merged, strategy=metrics.parse_strategy("zero"))
     if pairs.empty:
         raise ValueError(f"{a.spec} and {b.spec} share no binary decision")
     result = metrics.cross_grader_robustness(pairs, model="model", a="a", b="b")
     rates = result.rates
-    return {
+    out = {
         "a": a.spec, "b": b.spec, "n_models": result.n_models, "spearman_rho": as_number(result.spearman_rho),
         "kendall_tau": as_number(result.kendall_tau), "mean_abs_diff_pp": as_number(result.mean_abs_diff_pp),
         "top3_overlap": as_number(result.top3_overlap), "top5_overlap": as_number(result.top5_overlap),
         "rates": {str(m): {"a_pct": as_number(row["rate_a_pct"]), "b_pct": as_number(row["rate_b_pct"]),
                            "n_a": int(row["n_a"]), "n_b": int(row["n_b"])} for m, row in rates.iterrows()},
     }
+    if ci:
+        _cross_grader_intervals(pairs, out)
+    return out
 
 
-def _correlations(length: np.ndarray, score: np.ndarray, covariates) -> dict:
+def _correlations(length: np.ndarray, score: np.ndarray, covariates, ci: bool) -> dict:
+    """With ``ci``, bootstrap 95% intervals of the pooled Pearson and Spearman resampling cases
+    (the partial correlation, a regression on model and case indicators per resample, has none)."""
     check = metrics.length_score_correlation(length, score)
-    return {"pearson": as_number(check.pearson_r), "spearman": as_number(check.spearman_rho),
-            "partial": as_number(metrics.partial_correlation(length, score, covariates))}
+    out = {"pearson": as_number(check.pearson_r), "spearman": as_number(check.spearman_rho),
+           "partial": as_number(metrics.partial_correlation(length, score, covariates))}
+    if ci:
+        def pooled(rows):
+            again = metrics.length_score_correlation(length[rows], score[rows])
+            return again.pearson_r, again.spearman_rho
+
+        intervals = metrics.case_bootstrap_ci(covariates["case"].to_numpy(), pooled) or [None, None]
+        out["pearson_ci"], out["spearman_ci"] = (interval_pair(i) for i in intervals)
+    return out
 
 
-def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None) -> dict:
+def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None, ci: bool = False) -> dict:
     k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     rows = response_hits_frame(inputs=inputs, source=source)
     if len(rows) < 3:
@@ -56,4 +81,5 @@ def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None) -> 
     covariates = rows[["model", "case"]]
     length = rows["length"].to_numpy()
     return {"source": source.spec, "k": k, "k_source": k_source, "n": int(len(rows)),
-            "cacs": _correlations(length, cacs, covariates), "rubric_accuracy": _correlations(length, accuracy, covariates)}
+            "cacs": _correlations(length, cacs, covariates, ci),
+            "rubric_accuracy": _correlations(length, accuracy, covariates, ci)}

@@ -145,3 +145,13 @@ def as_number(value):
     except (TypeError, ValueError):
         return value
     return None if np.isnan(value) else value
+
+
+def interval_pair(interval) -> list | None:
+    """A bootstrap interval (``metrics.BootstrapCI``) as the JSON the reports give: [low, high]."""
+    return [as_number(interval.low), as_number(interval.high)] if interval is not None else None
+
+
+def interval_text(pair) -> str | None:
+    """An interval of a report's JSON as table text, "low – high"."""
+    return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"

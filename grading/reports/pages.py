@@ -14,9 +14,10 @@ from grading.sources import project_sources
 from . import services
 from .agreement import aligned_decisions, binary_pairs, ordinal_summary
 from .bias import bias_attenuation
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair, interval_text
 from .panels import panel_summary
-from .reliability_report import reliability_page
+from .reliability_report import BY as RELIABILITY_BY
+from .reliability_report import COLUMNS as RELIABILITY_COLUMNS
 from .scores import response_scores, scores_page
 from .stability import KINDS as STABILITY_KINDS
 from .stability import by_kind as stability_by_kind
@@ -40,11 +41,6 @@ HISTOGRAM_BINS = 10
 
 
 CI_COLUMNS = ["rubric_accuracy 95% CI", "pass_at_k 95% CI", "cacs 95% CI"]
-
-
-def _interval(pair) -> str | None:
-    """A bootstrap interval as table text, "low – high"."""
-    return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"
 
 
 def _table(columns: list[str], rows: list[list]) -> dict:
@@ -131,7 +127,7 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
     tables = {
         "by_model": _table(["model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs", *(CI_COLUMNS if ci else [])],
                            [[m, v["n_responses"], v["rubric_accuracy"], v["pass_at_k"], v["cacs"],
-                             *([_interval(v.get(f"{c}_ci")) for c in ("rubric_accuracy", "pass_at_k", "cacs")] if ci else [])]
+                             *([interval_text(v.get(f"{c}_ci")) for c in ("rubric_accuracy", "pass_at_k", "cacs")] if ci else [])]
                             for m, v in main["by_model"].items()]),
         "sensitivity": _table(["alternative", "n_models", "spearman_rho", "kendall_tau", "top3_overlap", "top5_overlap"],
                               [[s["name"], s["n_models"], s["spearman_rho"], s["kendall_tau"], s["top3_overlap"], s["top5_overlap"]]
@@ -185,20 +181,30 @@ def _fidelity_by_cohort(fidelity: list[dict], cohorts: list, judges: list) -> di
     return _table(["judge", *[f"mf1 vs {c.spec}" for c in cohorts], "mean over cohorts"], rows)
 
 
-def _panel_rows(judges: list, inputs: ReportInputs) -> list[list]:
-    """Each panel's mean member agreement and, per criterion, how its members voted."""
+def _panel_rows(judges: list, inputs: ReportInputs, ci: bool) -> list[list]:
+    """Each panel's mean member agreement (with ``ci``, its interval) and, per criterion, how its
+    members voted."""
     rows = []
     for judge in judges:
-        summary = panel_summary(inputs=inputs, source=judge)
+        summary = panel_summary(inputs=inputs, source=judge, ci=ci)
         if summary is None:
             continue
         for criterion, votes in summary["votes_by_criterion"].items() or [("", {})]:
             rows.append([judge.spec, summary["vote"], ", ".join(summary["members"]), summary["mean_agreement"],
+                         *([interval_text(summary["mean_agreement_ci"])] if ci else []),
                          summary["n_items"], criterion, "; ".join(f"{label} {n}" for label, n in votes.items())])
     return rows
 
 
-def judges_page(*, project: Project, strategy: str = "zero") -> dict:
+def _ci_columns(columns: list[str], with_interval: set[str], ci: bool) -> list[str]:
+    """``columns`` with, when ``ci``, a "NAME 95% CI" column after each of ``with_interval``."""
+    return [c for name in columns for c in ([name, f"{name} 95% CI"] if ci and name in with_interval else [name])]
+
+
+def judges_page(*, project: Project, strategy: str = "zero", ci: bool = False) -> dict:
+    """With ``ci``, the means of the page carry bootstrap 95% intervals resampling cases: each
+    source's positive rate, each judge's mean sd per criterion kind, each cross-grader comparison's
+    mean absolute difference and each panel's mean agreement."""
     inputs = ReportInputs(project)
     sources = project_sources(project=project)
     cohorts, judges = sources["cohorts"], sources["judges"]
@@ -210,41 +216,51 @@ def judges_page(*, project: Project, strategy: str = "zero") -> dict:
         frame = inputs.annotated(source)
         binary = frame[frame["kind"] == "binary"]
         rate = (binary["verdict"] == "met").mean() if len(binary) else None
-        positive.append([source.spec, int(len(binary)), as_number(rate), int(frame["invalid"].sum())])
+        interval = []
+        if ci:
+            met = (binary["verdict"] == "met").to_numpy(dtype=float)
+            cases = binary["response_id"].map(inputs.responses["case_id"]).to_numpy()
+            interval = [interval_text(interval_pair(metrics.case_bootstrap_mean_ci(met, cases) if len(binary) else None))]
+        positive.append([source.spec, int(len(binary)), as_number(rate), *interval, int(frame["invalid"].sum())])
     stability, robustness = [], []
     for judge in judges:
         if judge.obj.backend != "panel":
             rows = stability_values(inputs=inputs, judge=judge.obj)
             if len(rows):
-                kinds = stability_by_kind(rows, judge.name)
+                kinds = stability_by_kind(rows, judge.name, cases=inputs.responses["case_id"] if ci else None)
                 stability.append([judge.spec, judge.obj.samples, int(rows["sample"].nunique()),
                                   sum(k["n_items"] for k in kinds.values()), sum(k["n_items_with_sd"] for k in kinds.values()),
-                                  *[kinds.get(kind, {}).get("mean_sd") for kind in STABILITY_KINDS]])
+                                  *[v for kind in STABILITY_KINDS for v in (
+                                      [kinds.get(kind, {}).get("mean_sd"), interval_text(kinds.get(kind, {}).get("mean_sd_ci"))]
+                                      if ci else [kinds.get(kind, {}).get("mean_sd")])]])
         for cohort in cohorts:
             merged, _, _ = aligned_decisions(inputs=inputs, a=cohort, b=judge)
             pairs, _ = binary_pairs(merged, strategy=strategy)
             if pairs.empty:
                 continue
             cg = metrics.cross_grader_robustness(pairs, model="model", a="a", b="b")
+            interval = [interval_text(interval_pair(metrics.cross_grader_intervals(pairs)["mean_abs_diff_pp"]))] if ci else []
             robustness.append([cohort.spec, judge.spec, cg.n_models, as_number(cg.spearman_rho), as_number(cg.kendall_tau),
-                               as_number(cg.mean_abs_diff_pp), as_number(cg.top3_overlap), as_number(cg.top5_overlap)])
+                               as_number(cg.mean_abs_diff_pp), *interval, as_number(cg.top3_overlap), as_number(cg.top5_overlap)])
     return {
-        "strategy": strategy,
+        "strategy": strategy, "ci": ci,
         "reference_mf1": human[0]["mf1"] if human else None,
         "reference_label": f"{human[0]['a']} vs {human[0]['b']}" if human else None,
         "fidelity": fidelity,
         "tables": {
             "fidelity": _comparison_table(fidelity),
             "fidelity_by_cohort": _fidelity_by_cohort(fidelity, cohorts, judges),
-            "positive_rates": _table(["source", "n_binary", "positive_rate", "invalid"], positive),
-            "stability": _table(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd",
-                                 *[f"mean_sd_{kind}" for kind in STABILITY_KINDS]], stability),
-            "robustness": _table(["cohort", "judge", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
-                                  "top3_overlap", "top5_overlap"], robustness),
+            "positive_rates": _table(_ci_columns(["source", "n_binary", "positive_rate", "invalid"], {"positive_rate"}, ci),
+                                     positive),
+            "stability": _table(_ci_columns(["judge", "samples_configured", "samples_seen", "n_items", "n_items_with_sd",
+                                             *[f"mean_sd_{kind}" for kind in STABILITY_KINDS]],
+                                            {f"mean_sd_{kind}" for kind in STABILITY_KINDS}, ci), stability),
+            "robustness": _table(_ci_columns(["cohort", "judge", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
+                                              "top3_overlap", "top5_overlap"], {"mean_abs_diff_pp"}, ci), robustness),
             "variants": _table(["judge", "rubric", "source", "cohort", "mf1", "n_binary", "qwk", "n_ordinal"],
                                _variant_rows(judges, cohorts, fidelity, inputs)),
-            "panels": _table(["panel", "vote", "members", "mean_agreement", "n_items", "criterion", "votes"],
-                             _panel_rows(judges, inputs)),
+            "panels": _table(_ci_columns(["panel", "vote", "members", "mean_agreement", "n_items", "criterion", "votes"],
+                                         {"mean_agreement"}, ci), _panel_rows(judges, inputs, ci)),
         },
     }
 
@@ -262,6 +278,12 @@ def _bias_tables(condition: str, result: dict) -> dict:
     for name in ("scores", "bias", "human_bias", "counts", "sd"):
         if name in result:
             tables[f"{condition}_{name}"] = _table(["judge", *targets], [[j, *row] for j, row in zip(judges, result[name])])
+    intervals = result.get("scores_ci")  # with ci (issue 14): each S beside its interval, resampling cases
+    if intervals is not None:
+        tables[f"{condition}_scores"] = _table(
+            ["judge", *[column for t in targets for column in (t, f"{t} 95% CI")]],
+            [[j, *[v for s, pair in zip(scores, pairs) for v in (s, interval_text(pair))]]
+             for j, scores, pairs in zip(judges, result["scores"], intervals)])
     tables[f"{condition}_cells"] = _table(
         ["judge", *[f"{t} (μ ± σ)" for t in targets]],
         [[j, *[_pm(m, d) for m, d in zip(mus, sds)]] for j, mus, sds in zip(judges, result["mu"], result["sd"])])
@@ -283,7 +305,7 @@ def _bias_tables(condition: str, result: dict) -> dict:
 
 
 def bias_page(*, project: Project, reference: str | None = None, scale: str = "native", criterion: str = "all",
-              human: str = "mean") -> dict:
+              human: str = "mean", ci: bool = False) -> dict:
     inputs = ReportInputs(project)
     cohorts = project_sources(project=project)["cohorts"]
     reference = reference or (cohorts[0].spec if cohorts else None)
@@ -291,7 +313,7 @@ def bias_page(*, project: Project, reference: str | None = None, scale: str = "n
     for condition in ("attributed", "anonymized"):
         try:
             result = services.bias_report(project=project, condition=condition, reference=reference, inputs=inputs,
-                                          scale=scale, criterion=criterion, human=human)
+                                          scale=scale, criterion=criterion, human=human, ci=ci)
         except LookupError as exc:
             if "no criterion" in str(exc):
                 raise
@@ -307,7 +329,7 @@ def bias_page(*, project: Project, reference: str | None = None, scale: str = "n
     criteria = inputs.criteria
     project_wide = criteria[criteria["case_id"].isna()].sort_values("criterion_position")
     return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables,
-            "scale": scale, "criterion": criterion, "human": human,
+            "scale": scale, "criterion": criterion, "human": human, "ci": ci,
             "criteria": [str(c) for c in project_wide["criterion_external_id"].tolist()[:100]]}
 
 
@@ -356,6 +378,38 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
             "verbosity": _table(["source", "model", "n", "pearson_r", "pearson_p", "spearman_rho", "spearman_p"], verbosity),
         },
     }
+
+
+# The figures of the reliability report that carry a bootstrap interval when asked (``reliability_report_compute``).
+RELIABILITY_INTERVALS = ("accuracy", "mean_difference")
+
+
+def reliability_page(*, project: Project, a: str | None = None, b: str | None = None, by: str = "criterion",
+                     ci: bool = False) -> dict:
+    """The reliability page: two sources (default: the first two cohorts, else a cohort and the
+    first judge), pooled and per group, as one table; with ``ci``, the 95% intervals of accuracy and
+    of the mean difference B − A each in a column beside its figure."""
+    sources = project_sources(project=project)
+    ordered = [s.spec for s in sources["cohorts"] + sources["judges"]]
+    choices = [*ordered, "gold"]
+    a = a or (ordered[0] if ordered else None)
+    b = b or next((s for s in ordered if s != a), None)
+    page = {"sources": choices, "a": a, "b": b, "by": by, "groupings": list(RELIABILITY_BY), "ci": ci}
+    if a is None or b is None:
+        return {**page, "tables": {}}
+    result = services.reliability_ab_report(project=project, a=a, b=b, by=by, ci=ci)
+    columns = []  # (header, key of the group's figures, whether the figure is an interval)
+    for name in RELIABILITY_COLUMNS:
+        columns.append((name, name, False))
+        if ci and name in RELIABILITY_INTERVALS:
+            columns.append((f"{name} 95% CI", f"{name}_ci", True))
+
+    def row(key: str, figures: dict) -> list:
+        return [key, *[interval_text(figures.get(k)) if interval else figures.get(k) for _, k, interval in columns]]
+
+    rows = [row("(pooled)", result["pooled"]), *[row(key, group) for key, group in result["groups"].items()]]
+    return {**page, "pooled": result["pooled"],
+            "tables": {"reliability": _table([by, *[header for header, _, _ in columns]], rows)}}
 
 
 PAGE_FUNCTIONS = {

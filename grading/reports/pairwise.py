@@ -10,7 +10,7 @@ import pandas as pd
 from grading import metrics
 from grading.selectors import expert_label_rows
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 
 def _labels(inputs: ReportInputs, cohort) -> pd.DataFrame:
@@ -21,7 +21,8 @@ def _labels(inputs: ReportInputs, cohort) -> pd.DataFrame:
     return pd.DataFrame({"item": list(zip(rows["response_id"], rows["criterion_id"])),
                          "rater": rows["rater"].map(lambda u: users.get(u, str(u))).to_numpy(),
                          "value": (rows["verdict"] == "met").astype(int).to_numpy(),
-                         "criterion_id": rows["criterion_id"].to_numpy()})
+                         "criterion_id": rows["criterion_id"].to_numpy(),
+                         "case": rows["response_id"].map(inputs.responses["case_id"]).to_numpy()})
 
 
 def _grader(inputs: ReportInputs, source) -> pd.Series:
@@ -31,16 +32,22 @@ def _grader(inputs: ReportInputs, source) -> pd.Series:
                      index=pd.Index(list(zip(frame["response_id"], frame["criterion_id"]))))
 
 
-def _clean(figures: dict) -> dict:
+def _clean(figures: dict, intervals: dict | None = None) -> dict:
     out = {"annotators": {r: {"mf1": as_number(f["mf1"]), "n": f["n"]} for r, f in figures["annotators"].items()},
            "weighted_mean_mf1": as_number(figures["weighted_mean_mf1"])}
+    if intervals is not None:
+        out["weighted_mean_mf1_ci"] = interval_pair(intervals["weighted_mean_mf1"])
     if figures["grader"] is not None:
         g = figures["grader"]
-        out["grader"] = {"mf1": as_number(g["mf1"]), "n": g["n"], "percentile": as_number(g["percentile"])}
+        out["grader"] = {"mf1": as_number(g["mf1"]), "n": g["n"], "percentile": as_number(g["percentile"]),
+                         **({"mf1_ci": interval_pair(intervals["grader_mf1"])} if intervals is not None else {})}
     return out
 
 
-def pairwise_compute(*, inputs: ReportInputs, source, grader=None, by: str | None = None, min_n: int = 50) -> dict:
+def pairwise_compute(*, inputs: ReportInputs, source, grader=None, by: str | None = None, min_n: int = 50,
+                     ci: bool = False) -> dict:
+    """With ``ci``, bootstrap 95% intervals resampling cases (``metrics.pairwise_intervals``) of the
+    n-weighted mean annotator MF1 and the grader's MF1, pooled and per tag."""
     if source.kind != "cohort":
         raise ValueError(f"{source.spec} is not a cohort: the pairwise protocol compares a cohort's annotators")
     if by not in (None, "tag"):
@@ -48,15 +55,19 @@ def pairwise_compute(*, inputs: ReportInputs, source, grader=None, by: str | Non
     labels = _labels(inputs, source)
     decided = _grader(inputs, grader) if grader is not None else None
     pooled = metrics.pairwise_agreement(labels, decided, min_n=min_n)
+
+    def intervals(part):
+        return metrics.pairwise_intervals(part, decided, min_n=min_n) if ci else None
+
     out = {"source": source.spec, "grader_source": grader.spec if grader is not None else None, "min_n": min_n,
-           **_clean(pooled)}
+           **_clean(pooled, intervals(labels))}
     if by == "tag":
         tags = inputs.criteria["tags"]
         by_tag, themes = {}, {}
         for tag in sorted({t for c in labels["criterion_id"].unique() for t in tags[c]}):
             part = labels[labels["criterion_id"].map(lambda c, tag=tag: tag in tags[c])]
             figures = metrics.pairwise_agreement(part, decided, min_n=min_n)
-            by_tag[tag] = _clean(figures)
+            by_tag[tag] = _clean(figures, intervals(part))
             theme = themes.setdefault(tag.split(":", 1)[0], {"mf1": [], "grader": []})
             if figures["weighted_mean_mf1"] is not None:
                 theme["mf1"].append((figures["weighted_mean_mf1"], figures["n_included"]))

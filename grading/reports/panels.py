@@ -8,7 +8,7 @@ from collections import Counter
 from grading import metrics
 from grading.selectors import judges_frame, panel_members
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 PER_CRITERION_MAX = 100
 
@@ -21,8 +21,9 @@ def _label(verdict, option, value) -> str:
     return "(no decision)" if value != value else f"{value:g}"
 
 
-def panel_summary(*, inputs: ReportInputs, source) -> dict | None:
-    """None for anything but a panel."""
+def panel_summary(*, inputs: ReportInputs, source, ci: bool = False) -> dict | None:
+    """None for anything but a panel. With ``ci``, the mean agreement's bootstrap 95% interval
+    resampling cases (``mean_agreement_ci``)."""
     judge = source.obj
     if source.kind != "judge" or judge is None or judge.backend != "panel":
         return None
@@ -33,8 +34,8 @@ def panel_summary(*, inputs: ReportInputs, source) -> dict | None:
     criteria = own.criteria
     votes = frame.rename(columns={"judge": "member"}).assign(kind=frame["criterion_id"].map(criteria["kind"]))
     settings = judge.settings or {}
-    mean, n = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.get("vote", "majority"),
-                                      weights=settings.get("weights"))
+    mean, n, items = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.get("vote", "majority"),
+                                             weights=settings.get("weights"), per_item=True)
     project_wide = criteria["case_id"].isna()
     group = votes["criterion_id"].map(lambda c: str(criteria.at[c, "criterion_external_id"]) if project_wide[c]
                                       else f"(case criteria, {criteria.at[c, 'kind']})")
@@ -42,6 +43,11 @@ def panel_summary(*, inputs: ReportInputs, source) -> dict | None:
     for key, verdict, option, value in zip(group, votes["verdict"], votes["option"], votes["value"]):
         if key in distributions or len(distributions) < PER_CRITERION_MAX:
             distributions.setdefault(key, Counter())[_label(verdict, option, value)] += 1
+    interval = {}
+    if ci:
+        cases = items["response_id"].map(own.responses["case_id"]).to_numpy()
+        interval["mean_agreement_ci"] = interval_pair(
+            metrics.case_bootstrap_mean_ci(items["agreement"].to_numpy(dtype=float), cases) if len(items) else None)
     return {"members": [m.name for m in members], "vote": settings.get("vote", "majority"),
-            "mean_agreement": as_number(mean), "n_items": n,
+            "mean_agreement": as_number(mean), "n_items": n, **interval,
             "votes_by_criterion": {key: dict(sorted(counts.items())) for key, counts in sorted(distributions.items())}}

@@ -13,12 +13,13 @@ import pandas as pd
 
 from grading import metrics, selectors
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 LEVELS = ("nominal", "ordinal", "interval")
 
 
-def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal") -> dict:
+def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal", ci: bool = False) -> dict:
+    """With ``ci``, a bootstrap 95% interval of alpha resampling cases (``alpha_ci``)."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {', '.join(LEVELS)}")
     own = inputs.for_source(source)
@@ -43,8 +44,15 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal")
     unit = rated.groupby(["response_id", "criterion_id"], sort=False).ngroup().to_numpy()
     rater, raters = pd.factorize(rated["rater"])
     if len(rated) == 0:
-        return {"krippendorff_alpha": None, "n_units": 0, "n_raters": int(rows["rater"].nunique()), "level": level}
+        return {"krippendorff_alpha": None, "n_units": 0, "n_raters": int(rows["rater"].nunique()), "level": level,
+                **({"alpha_ci": None} if ci else {})}
     matrix = np.full((len(raters), unit.max() + 1), np.nan)
     matrix[rater, unit] = rated["_v"].to_numpy()
     alpha = metrics.krippendorff_alpha(matrix, level=level)
-    return {"krippendorff_alpha": as_number(alpha), "n_units": int(matrix.shape[1]), "n_raters": int(len(raters)), "level": level}
+    out = {"krippendorff_alpha": as_number(alpha), "n_units": int(matrix.shape[1]), "n_raters": int(len(raters)), "level": level}
+    if ci:
+        unit_cases = np.empty(matrix.shape[1], dtype=object)
+        unit_cases[unit] = rated["response_id"].map(own.responses["case_id"]).to_numpy()
+        interval = metrics.krippendorff_alpha_ci(matrix, unit_cases.astype(str), level=level)
+        out["alpha_ci"] = interval_pair(interval)
+    return out

@@ -25,7 +25,7 @@ import pandas as pd
 from grading import metrics
 
 from .agreement import aligned_decisions, binary_pairs
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 
 BY = ("criterion", "tag", "model")
 MIN_FOR_STATS = 2
@@ -165,7 +165,7 @@ def _group_rows(keys: pd.Series) -> dict[str, np.ndarray]:
 
 def _interval(values: np.ndarray, cases: np.ndarray) -> list | None:
     interval = metrics.case_bootstrap_mean_ci(values, cases) if len(values) else None
-    return [as_number(interval.low), as_number(interval.high)] if interval else None
+    return interval_pair(interval)
 
 
 def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = None, ci: bool = False) -> dict:
@@ -213,25 +213,3 @@ def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = N
 COLUMNS = ("n", "accuracy", "precision_met", "recall_met", "f1_met", "precision_not_met", "recall_not_met", "f1_not_met",
            "mf1", "cohen_kappa", "n_ordinal", "qwk", "linear_wk", "spearman", "pearson", "mean_difference", "emd",
            "ks_statistic", "ks_pvalue", "scale")
-
-
-def reliability_page(*, project, a: str | None = None, b: str | None = None, by: str = "criterion") -> dict:
-    """The reliability page: two sources (default: the first two cohorts, else a cohort and the
-    first judge), pooled and per group, as one table."""
-    from grading.sources import project_sources
-
-    from . import services
-
-    sources = project_sources(project=project)
-    choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
-    ordered = [s.spec for s in sources["cohorts"] + sources["judges"]]
-    a = a or (ordered[0] if ordered else None)
-    b = b or next((s for s in ordered if s != a), None)
-    if a is None or b is None:
-        return {"sources": choices, "a": a, "b": b, "by": by, "groupings": list(BY), "tables": {}}
-    result = services.reliability_ab_report(project=project, a=a, b=b, by=by)
-    rows = [["(pooled)", *[result["pooled"].get(c) for c in COLUMNS]]]
-    rows += [[key, *[group.get(c) for c in COLUMNS]] for key, group in result["groups"].items()]
-    return {"sources": choices, "a": a, "b": b, "by": by, "groupings": list(BY), "pooled": result["pooled"],
-            "tables": {"reliability": {"columns": [by, *COLUMNS], "rows": [
-                [v if isinstance(v, str) or v is None else as_number(v) for v in row] for row in rows]}}}

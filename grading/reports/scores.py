@@ -11,7 +11,7 @@ import pandas as pd
 from annotation.models import Response
 from grading import metrics
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair, interval_text
 
 
 def decision_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
@@ -100,7 +100,7 @@ def scores_compute(*, inputs: ReportInputs, source, strategy: str = "skip", ci: 
         if ci:
             cases = inputs.responses.loc[defined.index, "case_id"].to_numpy()
             interval = metrics.case_bootstrap_mean_ci(defined.to_numpy(), cases) if len(defined) else None
-            by_model[str(model)]["mean_score_ci"] = [as_number(interval.low), as_number(interval.high)] if interval else None
+            by_model[str(model)]["mean_score_ci"] = interval_pair(interval)
     out = {
         "responses": {str(ext): as_number(s) for ext, s in zip(scores["external_id"], scores["score"])},
         "by_model": by_model,
@@ -134,11 +134,9 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
     return {"sources": choices, "source": source, "strategy": result["strategy"], "length_penalty": result.get("length_penalty"),
             "tables": {
                 "by_model": {"columns": ["model", "mean_score", "n", *(["mean_score 95% CI"] if ci else [])],
-                             "rows": [[m, f["mean_score"], f["n"], *([_interval(f.get("mean_score_ci"))] if ci else [])]
+                             "rows": [[m, f["mean_score"], f["n"], *([interval_text(f.get("mean_score_ci"))] if ci else [])]
                                       for m, f in result["by_model"].items()]},
                 "responses": {"columns": ["response", "model", "characters", "score"], "rows": rows},
             }}
 
 
-def _interval(pair) -> str | None:
-    return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"

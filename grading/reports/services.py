@@ -80,7 +80,8 @@ def agreement_pairs_report(*, project, a: str, b: str, strategy: str = "zero") -
     return agreement.agreement_pairs(inputs=ReportInputs(project), a=sa, b=sb, strategy=strategy_name(strategy))
 
 
-def reliability_report(*, project, source: str, level: str = "nominal", inputs: ReportInputs | None = None) -> dict:
+def reliability_report(*, project, source: str, level: str = "nominal", inputs: ReportInputs | None = None,
+                       ci: bool = False) -> dict:
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
     if level not in LEVELS:
@@ -89,8 +90,9 @@ def reliability_report(*, project, source: str, level: str = "nominal", inputs: 
     from . import reliability
 
     return report_cached(
-        projects=_projects(project, src), name="reliability", params={"source": src.spec, "p": src.project.slug, "level": level},
-        compute=_counted(inputs, lambda: reliability.reliability_compute(inputs=inputs, source=src, level=level)),
+        projects=_projects(project, src), name="reliability",
+        params={"source": src.spec, "p": src.project.slug, "level": level, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: reliability.reliability_compute(inputs=inputs, source=src, level=level, ci=ci)),
     )
 
 
@@ -164,7 +166,7 @@ def bias_report(*, project, condition: str, reference: str | None = None, inputs
     )
 
 
-def stability_report(*, project, judge: str, inputs: ReportInputs | None = None) -> dict:
+def stability_report(*, project, judge: str, inputs: ReportInputs | None = None, ci: bool = False) -> dict:
     """Monte Carlo stability of one judge (result of ``stability.stability_compute``)."""
     project = report_project(slug=project)
     source = source_parse(text=f"judge:{judge}", project=project)
@@ -172,12 +174,13 @@ def stability_report(*, project, judge: str, inputs: ReportInputs | None = None)
     from . import stability
 
     return report_cached(
-        projects=[project], name="stability", params={"judge": source.name},
-        compute=_counted(inputs, lambda: stability.stability_compute(inputs=inputs, judge=source.obj)),
+        projects=[project], name="stability", params={"judge": source.name, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: stability.stability_compute(inputs=inputs, judge=source.obj, ci=ci)),
     )
 
 
-def trait_scores_report(*, project, source: str, reference: str | None = None, inputs: ReportInputs | None = None) -> dict:
+def trait_scores_report(*, project, source: str, reference: str | None = None, inputs: ReportInputs | None = None,
+                        ci: bool = False) -> dict:
     """Trait scores of RULERS compiled rubrics under ``source``; with ``reference``, QWK per trait
     (result of ``traits.trait_scores_compute``)."""
     project = report_project(slug=project)
@@ -188,13 +191,13 @@ def trait_scores_report(*, project, source: str, reference: str | None = None, i
 
     return report_cached(
         projects=_projects(project, src, ref), name="trait_scores",
-        params={"source": src.spec, "reference": ref.spec if ref else None},
-        compute=_counted(inputs, lambda: traits.trait_scores_compute(inputs=inputs, source=src, reference=ref)),
+        params={"source": src.spec, "reference": ref.spec if ref else None, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: traits.trait_scores_compute(inputs=inputs, source=src, reference=ref, ci=ci)),
     )
 
 
 def calibrate_run(*, project, source: str, reference: str, criterion: str | None = None,
-                  calibration_size: int | None = None, seed: int = 0) -> dict:
+                  calibration_size: int | None = None, seed: int = 0, ci: bool = False) -> dict:
     """Calibrate a judge against a reference and store ``judge:NAME@calibrated`` (result of
     ``calibrated.calibrate_compute``). Not cached: it writes."""
     project = report_project(slug=project)
@@ -205,7 +208,7 @@ def calibrate_run(*, project, source: str, reference: str, criterion: str | None
 
     inputs = ReportInputs(project)
     return {**calibrated.calibrate_compute(inputs=inputs, source=src, reference=ref, criterion=criterion,
-                                           calibration_size=calibration_size, seed=seed),
+                                           calibration_size=calibration_size, seed=seed, ci=ci),
             "n_excluded_cases": inputs.n_excluded_cases}
 
 
@@ -227,7 +230,7 @@ def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inp
 
 
 def pairwise_report(*, project, source: str, grader: str | None = None, by: str | None = None, min_n: int = 50,
-                    inputs: ReportInputs | None = None) -> dict:
+                    inputs: ReportInputs | None = None, ci: bool = False) -> dict:
     """HealthBench's pairwise protocol on a cohort (result of ``pairwise.pairwise_compute``)."""
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
@@ -239,12 +242,13 @@ def pairwise_report(*, project, source: str, grader: str | None = None, by: str 
 
     return report_cached(
         projects=_projects(project, src, grd), name="pairwise",
-        params={"source": src.spec, "grader": grd.spec if grd else None, "by": by, "min_n": min_n},
-        compute=_counted(inputs, lambda: pairwise.pairwise_compute(inputs=inputs, source=src, grader=grd, by=by, min_n=min_n)),
+        params={"source": src.spec, "grader": grd.spec if grd else None, "by": by, "min_n": min_n, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: pairwise.pairwise_compute(inputs=inputs, source=src, grader=grd, by=by, min_n=min_n,
+                                                                   ci=ci)),
     )
 
 
-def cross_grader_report(*, project, a: str, b: str, inputs: ReportInputs | None = None) -> dict:
+def cross_grader_report(*, project, a: str, b: str, inputs: ReportInputs | None = None, ci: bool = False) -> dict:
     """Cross-grader robustness of two sources (result of ``diagnostics.cross_grader_compute``)."""
     project = report_project(slug=project)
     sa, sb = source_parse(text=a, project=project), source_parse(text=b, project=project)
@@ -252,12 +256,14 @@ def cross_grader_report(*, project, a: str, b: str, inputs: ReportInputs | None 
     from . import diagnostics
 
     return report_cached(
-        projects=_projects(project, sa, sb), name="cross_grader", params={"a": sa.spec, "b": sb.spec},
-        compute=_counted(inputs, lambda: diagnostics.cross_grader_compute(inputs=inputs, a=sa, b=sb)),
+        projects=_projects(project, sa, sb), name="cross_grader",
+        params={"a": sa.spec, "b": sb.spec, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: diagnostics.cross_grader_compute(inputs=inputs, a=sa, b=sb, ci=ci)),
     )
 
 
-def verbosity_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None) -> dict:
+def verbosity_report(*, project, source: str, k: int | None = None, inputs: ReportInputs | None = None,
+                     ci: bool = False) -> dict:
     """The verbosity check of one source (result of ``diagnostics.verbosity_compute``)."""
     project = report_project(slug=project)
     src = source_parse(text=source, project=project)
@@ -265,6 +271,6 @@ def verbosity_report(*, project, source: str, k: int | None = None, inputs: Repo
     from . import diagnostics
 
     return report_cached(
-        projects=_projects(src.project), name="verbosity", params={"source": src.spec, "k": k},
-        compute=_counted(inputs, lambda: diagnostics.verbosity_compute(inputs=inputs, source=src, k=k)),
+        projects=_projects(src.project), name="verbosity", params={"source": src.spec, "k": k, **({"ci": True} if ci else {})},
+        compute=_counted(inputs, lambda: diagnostics.verbosity_compute(inputs=inputs, source=src, k=k, ci=ci)),
     )

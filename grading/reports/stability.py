@@ -14,7 +14,7 @@ from grading import metrics
 from grading.selectors import judge_sample_outputs
 
 from ..models import Judge
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair
 from .scores import decision_values
 
 KINDS = ("binary", "ordinal", "nominal")
@@ -31,8 +31,10 @@ def sample_values(*, inputs: ReportInputs, judge: Judge) -> pd.DataFrame:
     return rows[rows["score"].notna()]
 
 
-def by_kind(rows: pd.DataFrame, name: str) -> dict:
-    """Per criterion kind: items, items with an sd (two samples or more) and their mean sd."""
+def by_kind(rows: pd.DataFrame, name: str, *, cases: pd.Series | None = None) -> dict:
+    """Per criterion kind: items, items with an sd (two samples or more) and their mean sd; given
+    the case of each response (``cases``), also that mean's bootstrap 95% interval resampling
+    cases (``mean_sd_ci``)."""
     out = {}
     for kind in KINDS:
         part = rows[rows["kind"] == kind]
@@ -43,10 +45,26 @@ def by_kind(rows: pd.DataFrame, name: str) -> dict:
         js = mc.per_judge.get(name)
         out[kind] = {"n_items": js.n_items if js else 0, "n_items_with_sd": js.n_items_with_sd if js else 0,
                      "mean_sd": as_number(js.mean_sd) if js else None}
+        if cases is not None:
+            items = mc.per_item.dropna(subset=["sd"])
+            out[kind]["mean_sd_ci"] = interval_pair(metrics.case_bootstrap_mean_ci(
+                items["sd"].to_numpy(dtype=float), items["response"].map(cases).to_numpy()) if len(items) else None)
     return out
 
 
-def stability_compute(*, inputs: ReportInputs, judge: Judge) -> dict:
+def _mu_intervals(rows: pd.DataFrame, inputs: ReportInputs) -> dict:
+    """Per (target, criterion) the bootstrap 95% interval of μ, resampling cases."""
+    cases = rows["response"].map(inputs.responses["case_id"]).to_numpy()
+    out = {}
+    for key, part in rows.groupby(["target", "criterion_id"], sort=True).indices.items():
+        ci = metrics.monte_carlo_mu_ci(rows["sample"].to_numpy()[part], rows["score"].to_numpy()[part], cases[part])
+        out[key] = interval_pair(ci)
+    return out
+
+
+def stability_compute(*, inputs: ReportInputs, judge: Judge, ci: bool = False) -> dict:
+    """With ``ci``, each cell's μ and each kind's mean sd carry a bootstrap 95% interval resampling
+    cases (``mu_ci``, ``mean_sd_ci``)."""
     if judge.backend == "panel":
         raise ValueError(f"judge {judge.name!r} is a panel: its members' samples are the Monte Carlo runs; ask for one of them")
     rows = sample_values(inputs=inputs, judge=judge)
@@ -54,7 +72,8 @@ def stability_compute(*, inputs: ReportInputs, judge: Judge) -> dict:
         columns=["target", "criterion_id", "mu", "sd", "n_samples"])
     items = rows.groupby(["target", "criterion_id"], sort=True)["response"].nunique() if len(rows) else pd.Series(dtype=int)
     criteria = inputs.criteria
-    kinds = by_kind(rows, judge.name)
+    kinds = by_kind(rows, judge.name, cases=inputs.responses["case_id"] if ci else None)
+    intervals = _mu_intervals(rows, inputs) if ci and len(rows) else {}
     return {
         "judge": judge.name,
         "samples": judge.samples,
@@ -62,7 +81,8 @@ def stability_compute(*, inputs: ReportInputs, judge: Judge) -> dict:
         "scale": "native",
         "cells": [
             {"target": str(t), "criterion": str(criteria.at[c, "criterion_external_id"]), "kind": str(criteria.at[c, "kind"]),
-             "mu": as_number(mu), "sigma": as_number(sd), "n_samples": int(n), "n_items": int(items.get((t, c), 0))}
+             "mu": as_number(mu), "sigma": as_number(sd), "n_samples": int(n), "n_items": int(items.get((t, c), 0)),
+             **({"mu_ci": intervals.get((t, c))} if ci else {})}
             for t, c, mu, sd, n in cells[["target", "criterion_id", "mu", "sd", "n_samples"]].itertuples(index=False)
         ],
         "by_kind": kinds,

@@ -23,7 +23,7 @@ from grading import metrics
 from grading.judges.parsing import evidence_valid_quotes
 from grading.selectors import evidence_rows, judge_sample_outputs, panel_members
 
-from .inputs import ReportInputs, as_number
+from .inputs import ReportInputs, as_number, interval_pair, interval_text
 from .scores import decision_values
 
 
@@ -119,7 +119,16 @@ def _qwk(a: list[int], b: list[int], lo: float, hi: float) -> float | None:
     return as_number(value)
 
 
-def trait_scores_compute(*, inputs: ReportInputs, source, reference=None) -> dict:
+def _qwk_interval(both: list[tuple], cases: list, lo: float, hi: float) -> list | None:
+    """Bootstrap 95% interval of a trait's QWK resampling cases."""
+    a, b = np.array([x for x, _ in both]), np.array([y for _, y in both])
+    ci = metrics.case_bootstrap_ci(np.asarray(cases), lambda rows: _qwk(a[rows].tolist(), b[rows].tolist(), lo, hi))
+    return interval_pair(ci)
+
+
+def trait_scores_compute(*, inputs: ReportInputs, source, reference=None, ci: bool = False) -> dict:
+    """With ``ci`` and a reference, a bootstrap 95% interval of each trait's QWK resampling cases
+    (``qwk_ci``)."""
     traits = Traits(inputs)
     if not traits.items:
         raise LookupError(f"project {inputs.project.slug!r} has no traits (criteria with checklist items, checklist_of)")
@@ -141,17 +150,23 @@ def trait_scores_compute(*, inputs: ReportInputs, source, reference=None) -> dic
         theirs = source_trait_scores(inputs=inputs, source=reference, traits=traits)
         out["reference"] = reference.spec
         out["qwk"] = {}
+        if ci:
+            out["qwk_ci"] = {}
+        case_of = inputs.responses["case_id"]
         for pk, info in sorted(traits.info.items(), key=lambda kv: kv[1]["id"]):
-            both = [(scores[k], theirs[k]) for k in scores if k[1] == pk and k in theirs]
+            keys = [k for k in scores if k[1] == pk and k in theirs]
+            both = [(scores[k], theirs[k]) for k in keys]
             out["qwk"][info["id"]] = _qwk([a for a, _ in both], [b for _, b in both], info["lo"], info["hi"])
+            if ci:
+                out["qwk_ci"][info["id"]] = _qwk_interval(both, [case_of[r] for r, _ in keys], info["lo"], info["hi"])
     return out
 
 
 
-def traits_page(*, project, source: str | None = None, reference: str | None = None) -> dict:
-    """The traits page: each response's trait score under a source and a reference, QWK and the
-    score distributions per trait. Defaults: the first compiled judge (else the first judge)
-    against the first cohort."""
+def traits_page(*, project, source: str | None = None, reference: str | None = None, ci: bool = False) -> dict:
+    """The traits page: each response's trait score under a source and a reference, QWK (with
+    ``ci``, its bootstrap 95% interval resampling cases) and the score distributions per trait.
+    Defaults: the first compiled judge (else the first judge) against the first cohort."""
     from grading.sources import project_sources
 
     from . import services
@@ -169,7 +184,8 @@ def traits_page(*, project, source: str | None = None, reference: str | None = N
         reference = None
     else:
         reference = reference or next((c.spec for c in sources["cohorts"] if c.spec != source), None)
-    mine = services.trait_scores_report(project=project, source=source, reference=reference, inputs=inputs)
+    mine = services.trait_scores_report(project=project, source=source, reference=reference, inputs=inputs,
+                                        ci=ci and reference is not None)
     theirs = services.trait_scores_report(project=project, source=reference, inputs=inputs) if reference else {"responses": {}}
     rows, distributions = [], {}
     for trait, info in mine["traits"].items():
@@ -181,13 +197,16 @@ def traits_page(*, project, source: str | None = None, reference: str | None = N
             ours, other = mine["responses"].get(response, {}).get(trait), theirs["responses"].get(response, {}).get(trait)
             if ours is not None or other is not None:
                 rows.append([response, trait, ours, other])
-    qwk = mine.get("qwk") or {}
+    qwk, qwk_ci = mine.get("qwk") or {}, mine.get("qwk_ci")
+    interval = ["qwk 95% CI"] if qwk_ci is not None else []
     return {
         "traits": list(mine["traits"]), "sources": choices, "source": source, "reference": reference,
-        "trait_info": mine["traits"], "qwk": qwk, "distributions": distributions,
+        "trait_info": mine["traits"], "qwk": qwk, "qwk_ci": qwk_ci, "distributions": distributions, "ci": ci,
         "tables": {
-            "traits": {"columns": ["trait", "lo", "hi", "items", "min_evidence", "gate", "scored", f"qwk vs {reference}"],
-                       "rows": [[t, i["lo"], i["hi"], i["items"], i["min_evidence"], i["gate"], i["n_scored"], qwk.get(t)]
+            "traits": {"columns": ["trait", "lo", "hi", "items", "min_evidence", "gate", "scored", f"qwk vs {reference}",
+                                   *interval],
+                       "rows": [[t, i["lo"], i["hi"], i["items"], i["min_evidence"], i["gate"], i["n_scored"], qwk.get(t),
+                                 *([interval_text(qwk_ci.get(t))] if interval else [])]
                                 for t, i in mine["traits"].items()]},
             "scores": {"columns": ["response", "trait", source, reference or "reference"], "rows": rows},
         },

@@ -196,7 +196,8 @@ def _judges_charts(result: dict, project: Project) -> dict:
 def judges_report_page(request, slug: str):
     project = _project(request, slug)
     return _render(request, project, "judges",
-                   lambda: {"strategy": strategy_name(request.GET.get("strategy") or "zero")}, _judges_charts)
+                   lambda: {"strategy": strategy_name(request.GET.get("strategy") or "zero"), **_ci_param(request)},
+                   _judges_charts)
 
 
 def _bias_charts(result: dict, project: Project) -> dict:
@@ -234,7 +235,7 @@ def bias_report_page(request, slug: str):
             raise ValueError(f"unknown human reference {human!r}; use mean or decision")
         criterion = (request.GET.get("criterion") or "all").strip()
         return {"reference": _source_param(request, project, "reference"), "scale": scale, "criterion": criterion,
-                "human": human}
+                "human": human, **_ci_param(request)}
 
     return _render(request, project, "bias", parse, _bias_charts)
 
@@ -291,7 +292,7 @@ def traits_report_page(request, slug: str):
     def parse():
         none = request.GET.get("reference") == "none"  # no reference asked for (the default is the first cohort)
         return {"source": _source_param(request, project, "source"),
-                "reference": "none" if none else _source_param(request, project, "reference")}
+                "reference": "none" if none else _source_param(request, project, "reference"), **_ci_param(request)}
 
     return _render(request, project, "traits", parse, _traits_charts)
 
@@ -304,7 +305,8 @@ def reliability_report_page(request, slug: str):
         by = request.GET.get("by") or "criterion"
         if by not in ("criterion", "tag", "model"):
             raise ValueError(f"unknown grouping {by!r}; use criterion, tag or model")
-        return {"a": _source_param(request, project, "a"), "b": _source_param(request, project, "b"), "by": by}
+        return {"a": _source_param(request, project, "a"), "b": _source_param(request, project, "b"), "by": by,
+                **_ci_param(request)}
 
     return _render(request, project, "reliability", parse)
 

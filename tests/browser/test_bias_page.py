@@ -45,3 +45,7 @@ def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_jud
     page.get_by_role("button", name="Show").click()
     expect(page.locator("#bias-attributed h2")).to_contain_text("rescaled to [0, 1]")
     expect(page.locator("#bias-attributed svg").first.locator("text.cell").first).to_have_text("0.20 ± 0.07")
+    expect(page.locator("#table-attributed_scores")).to_have_count(0)
+    page.locator("input[name=ci]").check()  # the 95% intervals toggle: each mean score S beside its interval
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#table-attributed_scores thead")).to_contain_text("m1 95% CI")

@@ -1,11 +1,15 @@
 """A researcher opens each of the five report pages of the ``mini`` project in Chromium
 and sees real figures: numbers computed from the labels, SVG charts and CSV links."""
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 
 from grading.models import Judge
 from tests.grading.reports.conftest import add_judgments
 from tests.roles import grant
+
+SHOTS = Path("/tmp/shots")
 
 
 @pytest.fixture
@@ -24,6 +28,7 @@ def researcher(transactional_db, mini_project):
 
 
 def test_researcher_opens_every_report(page, login, researcher):
+    SHOTS.mkdir(exist_ok=True)
     login("researcher", "pw-12345")
 
     page.goto("/projects/mini/reports/agreement/")
@@ -40,6 +45,14 @@ def test_researcher_opens_every_report(page, login, researcher):
     page.click("nav.report-nav >> text=Judges")
     assert page.locator("#table-fidelity tbody tr").count() == 6  # 2 judges x (2 cohorts + gold)
     assert "judge:judge-b vs cohort:group-1" in page.locator("#report").inner_text()
+    page.check("input[type=checkbox][name=ci]")
+    page.click("form.report-params >> text=Show")
+    page.wait_for_selector("#table-positive_rates th:has-text('positive_rate 95% CI')")
+    assert page.locator("input[type=checkbox][name=ci]").is_checked()
+    # mini's responses are all of case c1: nothing to resample, so the interval is an en dash
+    assert page.locator("#table-positive_rates tbody tr").first.inner_text().split("\t")[3] == "–"
+    page.screenshot(path=str(SHOTS / "judges-intervals.png"), full_page=True)
+    page.click("nav.report-nav >> text=Judges")
 
     page.click("nav.report-nav >> text=Bias")
     assert page.locator("#bias-anonymized svg rect.self").count() == 3  # consensus, μ ± σ and human-LLM heatmaps

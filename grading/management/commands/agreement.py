@@ -11,7 +11,6 @@ from grading.reports.services import agreement_pairs_report, agreement_report
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "MF1, kappa, alpha and the case-level MF1 distribution of source B against reference A."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

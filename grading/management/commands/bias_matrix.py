@@ -11,7 +11,6 @@ REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "ref
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "Consensus-deviation and human-LLM bias matrices of the judges of one condition."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -24,5 +24,5 @@ class Command(ReportCommand):
     def run(self, **options) -> dict:
         result = calibrate_run(project=options["project"], source=options["source"], reference=options["reference"],
                                criterion=options["criterion"], calibration_size=options["calibration_size"],
-                               seed=options["seed"])
-        return {key: result[key] for key in KEYS}
+                               seed=options["seed"], ci=options["ci"])
+        return {key: result[key] for key in KEYS + (("qwk_before_ci", "qwk_after_ci") if options["ci"] else ())}

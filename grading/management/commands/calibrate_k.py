@@ -5,7 +5,6 @@ from grading.reports.services import calibrate_k_report
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "Calibrate the coverage threshold k from human-authored responses."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -8,7 +8,6 @@ KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cas
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "Coverage of the rubric by one source: rubric accuracy, Pass@k and CACS@k."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

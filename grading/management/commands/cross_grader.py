@@ -16,6 +16,8 @@ class Command(ReportCommand):
         parser.add_argument("--b", required=True)
 
     def run(self, **options) -> dict:
-        result = cross_grader_report(project=options["project"], a=options["a"], b=options["b"])
-        return {key: result[key] for key in ("a", "b", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp",
-                                             "top3_overlap", "top5_overlap", "rates", "n_excluded_cases")}
+        result = cross_grader_report(project=options["project"], a=options["a"], b=options["b"], ci=options["ci"])
+        keys = ["a", "b", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp", "top3_overlap", "top5_overlap",
+                "rates", "n_excluded_cases"]
+        keys += ["mean_abs_diff_pp_ci", "spearman_rho_ci", "kendall_tau_ci"] if options["ci"] else []
+        return {key: result[key] for key in keys}

@@ -15,4 +15,4 @@ class Command(ReportCommand):
         parser.add_argument("--level", default="nominal", choices=["nominal", "ordinal", "interval"])
 
     def run(self, **options) -> dict:
-        return reliability_report(project=options["project"], source=options["source"], level=options["level"])
+        return reliability_report(project=options["project"], source=options["source"], level=options["level"], ci=options["ci"])

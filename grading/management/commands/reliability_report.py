@@ -6,7 +6,6 @@ from grading.reports.services import reliability_ab_report
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "Agreement of two sources per criterion, tag or model: binary and ordinal figures (scikit-learn, scipy)."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

@@ -5,7 +5,6 @@ from grading.reports.services import scores_report
 
 
 class Command(ReportCommand):
-    supports_ci = True
     help = "Weighted rubric score per response under one source."
     requires_system_checks: list = []  # read-only: skip loading every URLconf and view at start
 

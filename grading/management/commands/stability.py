@@ -15,4 +15,4 @@ class Command(ReportCommand):
         parser.add_argument("--judge", required=True, help="the judge's name (not a panel)")
 
     def run(self, **options) -> dict:
-        return stability_report(project=options["project"], judge=options["judge"])
+        return stability_report(project=options["project"], judge=options["judge"], ci=options["ci"])

@@ -16,6 +16,8 @@ class Command(ReportCommand):
         parser.add_argument("--reference", default=None, help="a second source: adds QWK per trait")
 
     def run(self, **options) -> dict:
-        result = trait_scores_report(project=options["project"], source=options["source"], reference=options["reference"])
+        result = trait_scores_report(project=options["project"], source=options["source"], reference=options["reference"],
+                                     ci=options["ci"])
         keys = ("responses", "traits", "source", "n_excluded_cases") + (("qwk", "reference") if options["reference"] else ())
+        keys += ("qwk_ci",) if options["reference"] and options["ci"] else ()
         return {key: result[key] for key in keys}

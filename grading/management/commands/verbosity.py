@@ -16,5 +16,5 @@ class Command(ReportCommand):
         parser.add_argument("--k", type=int, default=None, help="threshold (default: the project's coverage k)")
 
     def run(self, **options) -> dict:
-        result = verbosity_report(project=options["project"], source=options["source"], k=options["k"])
+        result = verbosity_report(project=options["project"], source=options["source"], k=options["k"], ci=options["ci"])
         return {key: result[key] for key in ("source", "k", "n", "cacs", "rubric_accuracy", "n_excluded_cases")}
