@@ -86,6 +86,33 @@ def bench_coverage(slug: str, *, source: str = "judge:gpt-4o-judge", database_ur
     }
 
 
+INTERVAL_COMMANDS = (  # the report commands of the 250-case project, each timed without and with --ci
+    ("agreement", "--a", "cohort:group-1", "--b", "cohort:group-2"),
+    ("reliability_report", "--a", "cohort:group-1", "--b", "judge:gpt-4o-judge", "--by", "criterion"),
+    ("pairwise_agreement", "--source", "cohort:group-1", "--grader", "judge:gpt-4o-judge"),
+    ("reliability", "--source", "cohort:group-1"),
+    ("cross_grader", "--a", "cohort:group-1", "--b", "judge:gpt-4o-judge"),
+    ("verbosity", "--source", "judge:gpt-4o-judge"),
+    ("coverage", "--source", "judge:gpt-4o-judge"),
+    ("stability", "--judge", "gpt-4o-judge"),
+)
+
+
+def bench_intervals(slug: str, *, database_url: str | None = None) -> dict:
+    """Seconds of each report command from process start to JSON, with an empty cache, without
+    and with ``--ci`` (issue 14: bootstrap intervals, 2,000 resamples of the cases)."""
+    env = _env(database_url)
+    figures = {}
+    for name, *options in INTERVAL_COMMANDS:
+        command = [sys.executable, "manage.py", name, "--project", slug, *options, "--json"]
+        _clear_cache(env)
+        plain, _ = _timed(command, env)
+        _clear_cache(env)
+        with_ci, _ = _timed([*command, "--ci"], env)
+        figures[name] = {"seconds": round(plain, 2), "ci_seconds": round(with_ci, 2)}
+    return figures
+
+
 def bench_pages(slug: str, *, database_url: str | None = None) -> dict:
     """Compute seconds and cached render seconds of each report page (in a child process)."""
     _, out = _timed([sys.executable, "-m", "bench.reports", "--pages-in-process", "--slug", slug], _env(database_url))

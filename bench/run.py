@@ -58,6 +58,10 @@ def run_reports(bundle: Path, database_url: str, label: str) -> None:
     for page, figures in p["pages"].items():
         say(f"[{label}] report page {page}", figures["render_seconds"], f"s render once computed (compute {figures['compute_seconds']} s)")
     say(f"[{label}] slowest report page render", p["max_render_seconds"], "s (target < 1)")
+    from bench.reports import bench_intervals
+
+    for command, figures in bench_intervals(slug, database_url=database_url).items():
+        say(f"[{label}] {command} --ci", figures["ci_seconds"], f"s from process start, cold (without --ci {figures['seconds']} s)")
 
 
 def run_adjudication(slug: str, database_url: str, label: str) -> None:

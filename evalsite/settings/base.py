@@ -138,6 +138,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_ANON_RATE", default="60/min"),
         "user": env.str("API_USER_RATE", default="6000/min"),
+        # Report requests with bootstrap intervals (ci=true) per user (grading.api.reports).
+        "report_intervals": env.str("API_REPORT_INTERVALS_RATE", default="30/hour"),
         # Failed token authentications per address (evalsite.api_auth).
         "token_failure": env.str("API_TOKEN_FAILURE_RATE", default="10/15min"),
     },

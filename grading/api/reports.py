@@ -18,6 +18,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response as ApiResponse
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
@@ -52,8 +53,20 @@ def _parameter(name: str, action: argparse.Action) -> OpenApiParameter:
                             description=described)
 
 
+class ReportIntervalThrottle(UserRateThrottle):
+    """Report requests with bootstrap intervals (``ci=true``) per user: each may cost seconds of CPU
+    inside the request on a large project (``API_REPORT_INTERVALS_RATE``, default 30 an hour)."""
+    scope = "report_intervals"
+
+    def allow_request(self, request, view) -> bool:
+        if str(request.query_params.get("ci", "")).lower() not in TRUE:
+            return True
+        return super().allow_request(request, view)
+
+
 class ReportApi(APIView):
     command = ""
+    throttle_classes = [*APIView.throttle_classes, ReportIntervalThrottle]
 
     def get(self, request, slug: str):
         project = project_get_for(user=request.user, action=REPORTS[self.command], slug=slug)

@@ -80,41 +80,45 @@ def case_bootstrap_mean_ci(values, cases, *, confidence: float = 0.95, n_resampl
                        n=int(frame.size))
 
 
+MIN_DEFINED_SHARE = 0.9
+
+
 def case_bootstrap_ci(cases, statistic, *, confidence: float = 0.95, n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = 0):
     """Percentile interval of any statistic of row-level data, resampling whole cases by
     ``scipy.stats.bootstrap``: each resample draws the cases with replacement and the statistic is
-    computed on the rows of the drawn cases (a case drawn twice brings its rows twice).
-    ``cases``: the case of each row; ``statistic(rows)``: a float (NaN or None when undefined), or
-    a tuple of them, from an array of row positions. Resamples on which a figure is undefined are
-    left out of its quantiles. Returns a BootstrapCI (n = the number of rows), or a list of them
-    for a tuple; None with fewer than two cases or for a figure undefined on every resample."""
+    computed on the rows of the drawn cases, each row repeated as often as its case was drawn (so
+    the statistic must not depend on the order of its rows). ``cases``: the case of each row;
+    ``statistic(rows)``: a float (NaN or None when undefined), or a tuple of them, from an array
+    of row positions. Returns a BootstrapCI (n = the number of rows), or a list of them for a
+    tuple; None with fewer than two cases, and for a figure that fewer than 90% of the resamples
+    define (an interval conditional on a rare event would mislead)."""
     from scipy import stats
 
     groups = np.asarray(cases).ravel()
     unique, inverse = np.unique(groups, return_inverse=True)
     if unique.size < 2:
         return None
-    order = np.argsort(inverse, kind="stable")
-    members = np.split(order, np.cumsum(np.bincount(inverse))[:-1])
+    positions = np.arange(groups.size)
     several = []
 
     def on_cases(drawn):
-        value = statistic(np.concatenate([members[i] for i in drawn]))
+        times = np.bincount(drawn, minlength=unique.size)
+        value = statistic(np.repeat(positions, times[inverse]))
         if isinstance(value, tuple):
             several.append(True)
             return np.array([np.nan if v is None else float(v) for v in value])
         return np.nan if value is None else float(value)
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # undefined resamples are dropped below, not reported by scipy
+        warnings.simplefilter("ignore")  # undefined resamples are counted below, not reported by scipy
         draws = stats.bootstrap((np.arange(unique.size),), on_cases, vectorized=False, n_resamples=n_resamples,
                                 method="percentile", rng=np.random.default_rng(seed)).bootstrap_distribution
     tail = (1 - confidence) / 2
 
     def interval(values):
         values = values[~np.isnan(values)]
-        if values.size == 0:
+        if values.size == 0 or values.size < MIN_DEFINED_SHARE * n_resamples:
             return None
         low, high = np.quantile(values, [tail, 1 - tail])
         return BootstrapCI(low=float(low), high=float(high), n=int(groups.size))

@@ -91,20 +91,23 @@ def _mf1_by_group(group: np.ndarray, truth: np.ndarray, prediction: np.ndarray, 
 def pairwise_intervals(labels: pd.DataFrame, grader: pd.Series | None = None, *, min_n: int = 50, seed: int = 0) -> dict:
     """Bootstrap 95% intervals (``case_bootstrap_ci``: whole cases resampled, seeded) of the
     n-weighted mean annotator MF1 and of the grader's MF1; ``labels`` carries a ``case`` column.
-    Each resample recomputes every annotator's MF1 and n from the drawn cases' pairs and applies
-    the n > min_n rule again. {"weighted_mean_mf1": BootstrapCI | None, "grader_mf1": ... }."""
+    The annotators in the mean are those of the data (n > min_n, MF1 defined); each resample
+    recomputes their MF1 and n from the drawn cases' pairs. None where the figure itself is
+    undefined. {"weighted_mean_mf1": BootstrapCI | None, "grader_mf1": ...}."""
     pairs = pair_frame(labels)
     raters, codes = np.unique(pairs["rater"].to_numpy(dtype=str), return_inverse=True)
     truth, prediction = pairs["truth"].to_numpy(dtype=np.int64), pairs["prediction"].to_numpy(dtype=np.int64)
+    mf1, n = _mf1_by_group(codes, truth, prediction, raters.size)
+    included = (n > min_n) & ~np.isnan(mf1)
 
     def weighted(rows):
         mf1, n = _mf1_by_group(codes[rows], truth[rows], prediction[rows], raters.size)
-        keep = (n > min_n) & ~np.isnan(mf1)
+        keep = included & ~np.isnan(mf1) & (n > 0)
         return float(np.sum(mf1[keep] * n[keep]) / np.sum(n[keep])) if keep.any() else None
 
     cases = labels["case"].to_numpy()
-    out = {"weighted_mean_mf1": case_bootstrap_ci(cases[pairs["label"].to_numpy()], weighted, seed=seed) if len(pairs) else None,
-           "grader_mf1": None}
+    out = {"weighted_mean_mf1": case_bootstrap_ci(cases[pairs["label"].to_numpy()], weighted, seed=seed)
+           if included.any() else None, "grader_mf1": None}
     if grader is not None:
         decided = labels[labels["item"].isin(grader.index)]
         g_truth = decided["value"].to_numpy(dtype=np.int64)
@@ -115,5 +118,6 @@ def pairwise_intervals(labels: pd.DataFrame, grader: pd.Series | None = None, *,
             mf1, _ = _mf1_by_group(zero[rows], g_truth[rows], g_prediction[rows], 1)
             return mf1[0]
 
-        out["grader_mf1"] = case_bootstrap_ci(decided["case"].to_numpy(), grader_mf1, seed=seed) if g_truth.size else None
+        defined = g_truth.size and not np.isnan(grader_mf1(np.arange(g_truth.size)))
+        out["grader_mf1"] = case_bootstrap_ci(decided["case"].to_numpy(), grader_mf1, seed=seed) if defined else None
     return out

@@ -89,7 +89,8 @@ def _criterion_items(inputs: ReportInputs, judge_source, reference, criterion: s
 
 
 def _qwk_intervals(hold: pd.DataFrame, inputs: ReportInputs, human, raw, calibrated, levels) -> dict:
-    """Bootstrap 95% intervals of the held-out QWK before and after, resampling cases."""
+    """Bootstrap 95% intervals of the held-out QWK before and after, resampling the held-out items'
+    cases; the fitted map and the split stay fixed, so the uncertainty of the fit is not in them."""
     human, raw, calibrated = (np.asarray(v, dtype=float) for v in (human, raw, calibrated))
 
     def both(rows):

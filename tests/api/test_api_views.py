@@ -57,6 +57,19 @@ def test_flags_take_true_or_false(manager):
     assert bad.status_code == 400 and "is not true or false" in bad.json()["ci"][0]
 
 
+def test_report_requests_with_intervals_are_throttled_per_user(manager, monkeypatch):
+    from django.core.cache import cache
+
+    from grading.api.reports import ReportIntervalThrottle
+
+    cache.clear()
+    monkeypatch.setattr(ReportIntervalThrottle, "rate", "2/hour", raising=False)
+    url, query = "/api/projects/mini/reports/reliability/", {"source": "cohort:group-1", "ci": "true"}
+    assert [manager.get(url, query).status_code for _ in range(3)] == [200, 200, 429]
+    assert manager.get(url, {"source": "cohort:group-1"}).status_code == 200  # without intervals: not counted
+    assert manager.get(url, {**query, "ci": "false"}).status_code == 200
+
+
 def test_command_errors_are_a_400_with_the_commands_words(manager):
     response = manager.get("/api/projects/mini/reports/agreement/", {"a": "cohort:group-1", "b": "cohort:nobody"})
     assert response.status_code == 400 and "unknown cohort 'nobody'" in response.json()["b"][0]
