@@ -3,7 +3,8 @@
 number format of report tables (``fmt``)."""
 from django import template
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import conditional_escape, format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from annotation.access import projects_for
 from grading.reports.pages import PAGE_LABELS
@@ -52,6 +53,22 @@ def fmt(value, digits: int = 3):
 @register.filter
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
+
+
+@register.simple_tag
+def table_rows(table):
+    """The ``<tr>`` rows of a report table, built in one pass rather than through the template
+    loop (a per-criterion table of the bench project has 7,500 rows of 21 cells): each cell
+    escaped and formatted by ``fmt``, numbers right-aligned."""
+    columns = len(table["columns"])
+    if not table["rows"]:
+        return format_html('<tr><td colspan="{}" class="muted">No rows.</td></tr>', columns)
+    out = []
+    for row in table["rows"]:
+        cells = "".join(f'<td class="num">{conditional_escape(fmt(v))}</td>' if is_number(v)
+                        else f"<td>{conditional_escape(fmt(v))}</td>" for v in row)
+        out.append(f"<tr>{cells}</tr>")
+    return mark_safe("".join(out))  # every value escaped above
 
 
 @register.filter
