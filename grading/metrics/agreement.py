@@ -109,6 +109,12 @@ def _f1_from_counts(tp, fp, fn, tn) -> tuple[np.ndarray, np.ndarray]:
     return f1_met, f1_not
 
 
+def _mf1_from_counts(tp, fp, fn, tn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """F1 per class and their mean (MF1) from count arrays; NaN where undefined."""
+    f1_met, f1_not = _f1_from_counts(tp, fp, fn, tn)
+    return f1_met, f1_not, (f1_met + f1_not) / 2
+
+
 def binary_agreement(a, b) -> BinaryAgreement:
     """Compare decisions `b` with reference `a` (aligned 0/1 arrays of equal length).
 
@@ -188,10 +194,10 @@ def case_level_mf1(
     grouped = counts.groupby(keys, sort=True, observed=True, dropna=False)
     per_group = grouped[["tp", "fp", "fn", "tn"]].sum()
     per_group.insert(0, "n", grouped.size())
-    f1_met, f1_not = _f1_from_counts(per_group["tp"], per_group["fp"], per_group["fn"], per_group["tn"])
+    f1_met, f1_not, mf1 = _mf1_from_counts(per_group["tp"], per_group["fp"], per_group["fn"], per_group["tn"])
     per_group["f1_met"] = f1_met
     per_group["f1_not_met"] = f1_not
-    per_group["mf1"] = (f1_met + f1_not) / 2
+    per_group["mf1"] = mf1
     per_group = per_group.reset_index()
 
     defined = per_group["mf1"].dropna().to_numpy()

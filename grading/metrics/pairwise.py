@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .agreement import _f1_from_counts, binary_agreement
+from .agreement import _mf1_from_counts, binary_agreement
 from .bootstrap import case_bootstrap_ci
 
 
@@ -80,12 +80,11 @@ def pairwise_agreement(labels: pd.DataFrame, grader: pd.Series | None = None, *,
 
 
 def _mf1_by_group(group: np.ndarray, truth: np.ndarray, prediction: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """MF1 and n per group from the confusion counts of its pairs (the SPEC F1 per class from
+    """MF1 and n per group from the confusion counts of its pairs (``case_level_mf1``'s rule from
     counts, NaN where undefined)."""
     cells = np.bincount(group * 4 + truth * 2 + prediction, minlength=4 * n_groups).reshape(n_groups, 4)
     tn, fp, fn, tp = cells.T
-    f1_met, f1_not = _f1_from_counts(tp, fp, fn, tn)
-    return (f1_met + f1_not) / 2, cells.sum(axis=1)
+    return _mf1_from_counts(tp, fp, fn, tn)[2], cells.sum(axis=1)
 
 
 def pairwise_intervals(labels: pd.DataFrame, grader: pd.Series | None = None, *, min_n: int = 50, seed: int = 0) -> dict:
