@@ -37,7 +37,7 @@ from .models import (
 )
 from .projects import ROLE_NONE, project_role_set
 from .rubrics import case_rubric_versions_sync, rubric_version_new
-from .services import project_data_touch
+from .services import label_save, labels_delete, project_data_touch
 
 
 class ProjectDataAdmin:
@@ -321,6 +321,31 @@ class LabelHistoryInline(ReadOnlyMixin, admin.TabularInline):
     readonly_fields = fields
 
 
+class LabelAdminForm(forms.ModelForm):
+    """The admin's label form carries the revision it was opened at, so that saving it over a change
+    somebody made meanwhile (a click on the labeling page, an import) is refused, not silent."""
+
+    seen_revision = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
+
+    class Meta:
+        model = Label
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["seen_revision"].initial = self.instance.revision if self.instance.pk else 0
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk:
+            seen = data.get("seen_revision")
+            now = Label.objects.filter(pk=self.instance.pk).values_list("revision", flat=True).first()
+            if seen is None or seen != now:
+                raise ValidationError(f"This label was changed since you opened it (now revision {now}); "
+                                      "reload the page to see the change, then edit it again.")
+        return data
+
+
 @admin.register(Label)
 class LabelAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["response", "criterion", "cohort", "annotator", "role", "verdict", "option_label", "value", "revision"]
@@ -330,17 +355,30 @@ class LabelAdmin(ProjectDataAdmin, admin.ModelAdmin):
     raw_id_fields = ["response", "criterion", "assignment"]
     readonly_fields = ["rubric_version", "import_batch", "revision", "created_at", "updated_at"]
     inlines = [LabelHistoryInline]
+    form = LabelAdminForm
 
     def save_model(self, request, obj, form, change):
-        # Edits from the admin go through the service so that they are kept in the history.
-        from .services import label_save
+        """Through the one write service (validation, the revision the form was opened at, history).
+        A change that slipped in between the form's check and this save is refused there too."""
+        try:
+            label = label_save(
+                response=obj.response, criterion=obj.criterion, cohort=obj.cohort, annotator=obj.annotator,
+                changed_by=request.user, role=obj.role, verdict=obj.verdict, option_label=obj.option_label,
+                value=obj.value if obj.option_label is None and obj.verdict is None else None,
+                rationale=obj.rationale, evidence=obj.evidence, time_spent_seconds=obj.time_spent_seconds,
+                assignment=obj.assignment, action="admin", expected_revision=form.cleaned_data.get("seen_revision") or 0,
+            )
+        except ValidationError as exc:
+            messages.error(request, "Not saved: " + "; ".join(exc.messages))
+            return
+        obj.pk, obj.revision = label.pk, label.revision
 
-        label_save(
-            response=obj.response, criterion=obj.criterion, cohort=obj.cohort, annotator=obj.annotator,
-            changed_by=request.user, role=obj.role, verdict=obj.verdict, option_label=obj.option_label,
-            value=obj.value if obj.option_label is None else None, rationale=obj.rationale, evidence=obj.evidence,
-            assignment=obj.assignment, action="admin",
-        )
+    def delete_model(self, request, obj):
+        labels_delete(label_ids=[obj.pk], user=request.user, note="deleted in the admin")
+
+    def delete_queryset(self, request, queryset):
+        labels_delete(label_ids=list(queryset.values_list("pk", flat=True)), user=request.user,
+                      note="deleted in the admin")
 
 
 @admin.register(LabelHistory)

@@ -16,9 +16,10 @@ from evalsite.api_pagination import Pagination
 from . import selectors
 from .assignments import assignment_submit
 from .decisions import VERDICTS
+from .labelwrite import BATCH_MAX, MAX_QUOTE, MAX_RATIONALE
 from .markdown import markdown_render
 from .models import Assignment
-from .services import BATCH_MAX, BatchRefused, LabelConflict, label_record, labels_record_batch
+from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
 
 REVISION_HELP = ("The label's revision the caller last read, 0 for a label not saved yet. Required: a save "
                  "made without knowing the current state would overwrite somebody's newer one (409 when stale).")
@@ -104,9 +105,11 @@ class LabelSaveApi(APIView):
         criterion = serializers.IntegerField(help_text="The criterion's id in the assignment's rubric.")
         verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
         option = serializers.CharField(max_length=200, required=False, allow_null=True)
-        rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
-        evidence_add = serializers.CharField(max_length=2000, required=False)
-        evidence_remove = serializers.CharField(max_length=2000, required=False)
+        value = serializers.FloatField(required=False, allow_null=True,
+                                       help_text="For an ordinal criterion: a value between its lowest and highest option.")
+        rationale = serializers.CharField(max_length=MAX_RATIONALE, required=False, allow_blank=True, trim_whitespace=False)
+        evidence_add = serializers.CharField(max_length=MAX_QUOTE, required=False)
+        evidence_remove = serializers.CharField(max_length=MAX_QUOTE, required=False)
         revision = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text=REVISION_HELP)
 
     @extend_schema(request=InputSerializer, responses={200: LabelOutputSerializer, 400: OpenApiTypes.OBJECT,
@@ -118,7 +121,8 @@ class LabelSaveApi(APIView):
         try:
             _, _, label = label_record(
                 assignment_id=data["assignment"], criterion_id=data["criterion"], user=request.user,
-                verdict=data.get("verdict"), option_label=data.get("option"), rationale=data.get("rationale"),
+                verdict=data.get("verdict"), option_label=data.get("option"), value=data.get("value"),
+                rationale=data.get("rationale"),
                 evidence_add=data.get("evidence_add"), evidence_remove=data.get("evidence_remove"),
                 expected_revision=data.get("revision"),
             )
@@ -139,9 +143,9 @@ class LabelBatchApi(APIView):
         verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
         option = serializers.CharField(max_length=200, required=False, allow_null=True)
         value = serializers.FloatField(required=False, allow_null=True)
-        rationale = serializers.CharField(max_length=5000, required=False, allow_blank=True, trim_whitespace=False)
-        evidence_add = serializers.CharField(max_length=2000, required=False)
-        evidence_remove = serializers.CharField(max_length=2000, required=False)
+        rationale = serializers.CharField(max_length=MAX_RATIONALE, required=False, allow_blank=True, trim_whitespace=False)
+        evidence_add = serializers.CharField(max_length=MAX_QUOTE, required=False)
+        evidence_remove = serializers.CharField(max_length=MAX_QUOTE, required=False)
         revision = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text=REVISION_HELP)
 
     @extend_schema_serializer(component_name="LabelBatch")

@@ -3,9 +3,7 @@ from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
 from .decisions import VERDICTS, DecisionError, choice_parse
-from .services import BATCH_MAX
-
-MAX_RATIONALE = 5000
+from .labelwrite import BATCH_MAX, MAX_RATIONALE
 
 
 class LabelSaveForm(forms.Form):
@@ -63,6 +61,8 @@ class ReviewForm(forms.Form):
     action = forms.ChoiceField(choices=[("confirm", "confirm"), ("choose", "choose")], required=False)
     choice = forms.CharField(max_length=220, required=False, help_text='"verdict:met" or "option:<label>"')
     note = forms.CharField(max_length=MAX_RATIONALE, required=False)
+    revision = forms.IntegerField(min_value=0, max_value=2**31 - 1, required=False,
+                                  help_text="The cohort label's revision the checker saw (0: none yet).")
 
     def clean_choice(self) -> dict:
         """One button group for every decision, so a checker can never send two at once."""
@@ -80,7 +80,7 @@ class ReviewForm(forms.Form):
     def service_kwargs(self) -> dict:
         data = self.cleaned_data
         decision = {} if data.get("action") == "confirm" else data["choice"]
-        return {**decision, "note": data["note"]}
+        return {**decision, "note": data["note"], "expected_revision": data.get("revision")}
 
 
 class AssignForm(forms.Form):

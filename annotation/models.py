@@ -303,9 +303,12 @@ class Label(models.Model):
 
 
 class LabelHistory(models.Model):
-    """Append-only record of every change to a label: who, when, old state, new state."""
+    """Append-only record of every change to a label: who, when, old state, new state. Deleting a
+    label keeps its history (and appends a "delete" row with its last state): ``label`` is a plain
+    reference with no cascade and no database constraint, so it still names the deleted label."""
 
-    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="history")
+    label = models.ForeignKey(Label, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
+                              related_name="history")
     # The label's project, copied so that a project's newest change is one index lookup.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     changed_by = models.ForeignKey(
@@ -314,7 +317,7 @@ class LabelHistory(models.Model):
     changed_at = models.DateTimeField(auto_now_add=True)
     action = models.CharField(max_length=20)
     old = models.JSONField(null=True, blank=True)
-    new = models.JSONField()
+    new = models.JSONField(null=True, blank=True)  # None: the label was deleted
     note = models.TextField(blank=True)
 
     class Meta:

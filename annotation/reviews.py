@@ -39,7 +39,8 @@ def _editable(item: ReviewItem) -> None:
         raise ValidationError({"review": f"waiting for {names} to submit"})
 
 
-def _record(*, item: ReviewItem, row: ReviewRow, user, decision, action: str, note: str) -> Label:
+def _record(*, item: ReviewItem, row: ReviewRow, user, decision, action: str, note: str,
+            expected_revision: int | None) -> Label:
     """Write the cohort's checker label for ``row`` with ``decision``: the note as its rationale
     and, as its evidence, the quotes of the annotators who decided the same way."""
     same = [label for _, label in row.votes
@@ -51,15 +52,18 @@ def _record(*, item: ReviewItem, row: ReviewRow, user, decision, action: str, no
         role=Label.CHECKER_ROLE, verdict=decision[0], option_label=decision[1],
         value=decision[2] if decision[0] is None and decision[1] is None else None,
         rationale=note, evidence=evidence, action=action, note=f"{note}{' — ' if note else ''}annotators: {said}",
+        expected_revision=expected_revision if expected_revision is not None else (row.label.revision if row.label else 0),
     )
 
 
 @transaction.atomic
 def review_decision_record(
     *, response_id: int, criterion_id: int, user, verdict: str | None = None, option_label: str | None = None,
-    value: float | None = None, note: str = "",
+    value: float | None = None, note: str = "", expected_revision: int | None = None,
 ) -> tuple[ReviewItem, Criterion, Label]:
-    """Record the cohort's decision on one criterion of one response.
+    """Record the cohort's decision on one criterion of one response. ``expected_revision`` is the
+    revision of the cohort's checker label the checker saw (0: none yet; the review page sends it):
+    a decision another checker of the cohort recorded since is refused, not overwritten.
 
     With no decision given, confirm the annotators' shared decision (refused when they
     disagree). With a decision: where they disagree it resolves the disagreement; where they
@@ -93,7 +97,8 @@ def review_decision_record(
             if not note:
                 raise ValidationError({"note": f"the annotators agree on {_describe(shared)}: overriding them needs a note saying why"})
             action = "override"
-    label = _record(item=item, row=row, user=user, decision=decision, action=action, note=note)
+    label = _record(item=item, row=row, user=user, decision=decision, action=action, note=note,
+                    expected_revision=expected_revision)
     return item, criterion, label
 
 
@@ -114,7 +119,7 @@ def review_complete(*, response_id: int, user) -> ReviewItem:
         if row.label is None:
             shared = row.shared
             _record(item=item, row=row, user=user, decision=(shared.verdict, shared.option_label, shared.value),
-                    action="confirm", note="")
+                    action="confirm", note="", expected_revision=0)
     now = timezone.now()
     Assignment.objects.filter(pk__in=[a.pk for a in item.assignments if a.status == Assignment.SUBMITTED]).update(
         status=Assignment.CHECKED, checked_at=now, checked_by=user,

@@ -5,9 +5,14 @@ their own labels, a checker only the items and labels of the cohort they check, 
 here ever returns judge output. A request for somebody else's object raises ``Http404`` so that
 its existence is not revealed either.
 
+``final``: which labels are final (drafts never count).
 ``work``: "My work", assignments, the labeling page, the rubric of a response; ``review``: the
 checker review of one response in one cohort, and the review queue.
 """
+from .final import label_draft_q as label_draft_q
+from .final import label_final_q as label_final_q
+from .final import labels_draft_count as labels_draft_count
+from .final import labels_final as labels_final
 from .review import QueueRow as QueueRow
 from .review import ReviewItem as ReviewItem
 from .review import ReviewRow as ReviewRow

@@ -13,7 +13,7 @@ from django.utils.safestring import mark_safe
 
 from annotation.markdown import markdown_render
 from annotation.models import Criterion, Label, Response
-from annotation.selectors import choices_for
+from annotation.selectors import choices_for, labels_final
 
 from ..judges.parsing import evidence_valid_quotes
 from ..judges.selectors import Cell, Column, side_by_side
@@ -122,7 +122,7 @@ def adjudication_item(*, response: Response) -> dict:
     raters: dict[tuple[int, str], list[RaterVerdict]] = {}
     numbers: dict[tuple[str, int], int] = {}
     quotes: list[str] = []
-    labels = (Label.objects.filter(response=response).order_by("cohort__position", "role", "annotator__username")
+    labels = (labels_final(Label.objects.filter(response=response)).order_by("cohort__position", "role", "annotator__username")
               .values_list("criterion_id", "cohort__name", "annotator_id", "annotator__username", "role", "verdict",
                            "option_label", "value", "rationale", "evidence"))
     for c_pk, cohort, user_id, username, role, verdict, option, value, rationale, evidence in labels:

@@ -59,6 +59,7 @@ class Queue:
     items: list[QueueItem]  # after the filters, in queue order
     counts: dict  # open / done / total over the filtered items (before the status filter)
     excluded_cases: int
+    draft_labels: int
     criteria: pd.DataFrame
     choices: dict  # the values each filter can take in this project
 
@@ -159,7 +160,8 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
         "status": list(STATUSES),
     }
     return Queue(threshold=threshold, cohorts=[c.name for c in cohorts], items=items, counts=counts,
-                 excluded_cases=inputs.n_excluded_cases, criteria=inputs.criteria, choices=choices)
+                 excluded_cases=inputs.n_excluded_cases, draft_labels=inputs.n_draft_labels, criteria=inputs.criteria,
+                 choices=choices)
 
 
 def queue_json(queue: Queue) -> dict:
@@ -176,5 +178,6 @@ def queue_json(queue: Queue) -> dict:
             for i in queue.items
         ],
         "excluded_cases": queue.excluded_cases,
+        "draft_labels": queue.draft_labels,
         "counts": queue.counts,
     }

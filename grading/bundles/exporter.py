@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
 from annotation.rubrics import criterion_bundle_spec
+from annotation.selectors import labels_final
 from evalsite.forking import Forked, fork_allowed
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
@@ -248,7 +249,7 @@ class _Export:
                 progress(min(1.0, (start + len(chunk) - lo) / max(1, hi - lo)))
 
     def _labels(self, ids, info, writer) -> pd.DataFrame:
-        rows = list(cursor_rows(Label.objects.filter(response_id__in=ids).values_list(
+        rows = list(cursor_rows(labels_final(Label.objects.filter(response_id__in=ids)).values_list(
             "response_id", "criterion_id", "cohort_id", "annotator_id", "role", "verdict", "option_label", "value",
             "rationale", "evidence", "time_spent_seconds")))
         rank, cohort_order = self.criterion_rank, self.cohort_order

@@ -129,6 +129,8 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             self.lookups = self._lookups()
             existing_judgments = self._existing_judgments()
             labels_written, label_changes = self._labels()
+            if labels_written:
+                self._label_history_write()
             labels_written += self._label_changes_apply(label_changes)
             judgments_written = self._judgments(existing_judgments)
             adjudications_written = self._adjudications()

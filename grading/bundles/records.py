@@ -12,11 +12,12 @@ from contextlib import contextmanager
 
 import orjson
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import connection
 
 from annotation.decisions import DecisionError, decision_validate
+from annotation.labelwrite import MAX_RATIONALE, LabelChange, label_input_check, labels_import_history, labels_write
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
-from annotation.services import label_save
 from evalsite.fastinsert import InsertFailed, RowWriter, lock_key_share
 
 from ..models import Judge, Judgment
@@ -133,6 +134,8 @@ class LabelJudgmentSteps:
                     seconds = obj.get("time_spent_seconds")
                     if seconds is not None:
                         seconds = v.number(obj, "time_spent_seconds")
+                    if len(rationale) > MAX_RATIONALE or seconds is not None or len(evidence) > 0:
+                        _caps_check(rationale, evidence, seconds)
                     user_pk = users.get(username)
                     if user_pk is None:  # the COPY pauses for the few new users and memberships
                         v.string(obj, "annotator", max_length=User._meta.get_field("username").max_length)
@@ -178,17 +181,28 @@ class LabelJudgmentSteps:
         return out.count, changed
 
     def _label_changes_apply(self, changed: list) -> int:
-        User = get_user_model()
-        for pk, obj, decision, rationale, evidence, role, user_pk in changed:
-            label = Label.objects.select_related("response", "criterion", "cohort", "annotator").get(pk=pk)
-            label_save(
-                response=label.response, criterion=label.criterion, cohort=label.cohort,
-                annotator=label.annotator if label.annotator_id == user_pk else User.objects.get(pk=user_pk),
-                changed_by=self.user, role=role, verdict=decision.verdict, option_label=decision.option_label,
-                value=decision.value if decision.option_label is None else None, rationale=rationale, evidence=evidence,
-                action="import", note=f"re-import of {self.reader.path.name}",
-            )
+        """The labels a re-import changes, through the one write service: it replaces what is stored
+        (an import says so; its history rows are marked "replace") and keeps the old state."""
+        keys = {pk: (r, c, cohort) for pk, r, c, cohort in Label.objects.filter(pk__in=[c[0] for c in changed])
+                .values_list("pk", "response_id", "criterion_id", "cohort_id")}
+        changes = []
+        for pk, _obj, decision, rationale, evidence, role, user_pk in changed:
+            response_id, criterion_id, cohort_id = keys[pk]
+            changes.append(LabelChange(
+                criterion_id=criterion_id, response_id=response_id, cohort_id=cohort_id, owner_id=user_pk, role=role,
+                verdict=decision.verdict, option_label=decision.option_label,
+                value=decision.value if decision.option_label is None and decision.verdict is None else None,
+                rationale=rationale, evidence=evidence,
+            ))
+        for start in range(0, len(changes), 2000):
+            labels_write(changes=changes[start:start + 2000], user=self.user, action="import", replace=True,
+                         note=f"re-import of {self.reader.path.name}")
         return len(changed)
+
+    def _label_history_write(self) -> None:
+        """The "import" history row of every label this import copied in, in one statement."""
+        labels_import_history(batch_id=self.batch.pk, project_id=self.project.pk, user=self.user,
+                              note=f"import of {self.reader.path.name}")
 
     def _existing_judgments(self) -> dict:
         return {
@@ -356,3 +370,12 @@ def _decision_args(obj: dict, *, allow_invalid: bool) -> dict:
     fields = _decision_fields(obj, allow_invalid=allow_invalid)
     return {"verdict": fields.get("verdict"), "option_label": fields.get("option"), "value": fields.get("value"),
             "allow_invalid": allow_invalid}
+
+
+def _caps_check(rationale: str, evidence: list, seconds) -> None:
+    """The write service's caps on what a person typed, as a field error of the line."""
+    try:
+        label_input_check(rationale=rationale, quotes=evidence, time_spent_seconds=seconds)
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        raise v.FieldError("evidence" if field == "quote" else field, messages[0]) from None

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation.access import project_check
 from annotation.models import Criterion, Label, Response
-from annotation.selectors import criteria_for_response
+from annotation.selectors import criteria_for_response, labels_final
 
 from ..models import Judge, JudgeRun, Judgment
 from ..sources import project_sources
@@ -288,7 +288,8 @@ def _quotes(quotes, text: str) -> list[tuple[str, bool]]:
 
 def _cohort_notes(response: Response, cells: dict) -> None:
     """Rationales and quotes of the labels behind each cohort's decision."""
-    for c_pk, cohort, rationale, evidence in Label.objects.filter(response=response).order_by("role", "annotator__username") \
+    for c_pk, cohort, rationale, evidence in labels_final(Label.objects.filter(response=response)) \
+            .order_by("role", "annotator__username") \
             .values_list("criterion_id", "cohort__name", "rationale", "evidence"):
         cell = cells.get((c_pk, f"cohort:{cohort}"))
         if cell is None:

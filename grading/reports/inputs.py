@@ -3,7 +3,8 @@ responses, cases and criteria frames and the decision frame of each source it as
 
 Cases excluded by quality control (``CaseQuality.excluded``: flagged by the screening or removed
 by the audit) are left out here, once, so no report counts them; ``n_excluded_cases`` says how
-many were left out. The cohorts' decisions are computed in one pass and shared by every cohort
+many were left out. Draft labels never reach a decision (the selectors read final labels only);
+``n_draft_labels`` says how many there are. The cohorts' decisions are computed in one pass and shared by every cohort
 source and by gold.
 """
 from functools import cached_property
@@ -13,6 +14,7 @@ import pandas as pd
 from django.db.models import Count
 
 from annotation.models import Case, CaseQuality, Criterion, Project
+from annotation.selectors import labels_draft_count
 from grading import selectors
 
 from .subset import active_subset
@@ -48,6 +50,11 @@ class ReportInputs:
     @property
     def n_excluded_cases(self) -> int:
         return len(self.excluded_case_ids)
+
+    @cached_property
+    def n_draft_labels(self) -> int:
+        """Labels of the project left out because they are drafts (``annotation.selectors.final``)."""
+        return labels_draft_count(project=self.project)
 
     @cached_property
     def all_models(self) -> list[str]:

@@ -429,7 +429,7 @@ def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
     with model_subset(subset):
         result = PAGE_FUNCTIONS[page](project=project, **params)
         inputs = ReportInputs(project)
-        extra = {"n_excluded_cases": inputs.n_excluded_cases}
+        extra = {"n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
         if subset is not None:
             extra["model_subset"] = subset_summary(subset, inputs.all_models)
     return {**result, **extra}

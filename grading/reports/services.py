@@ -39,10 +39,11 @@ def _projects(project: Project, *sources: Source | None) -> list[Project]:
 
 
 def _counted(inputs: ReportInputs, compute: Callable[[], dict]) -> Callable[[], dict]:
-    """``compute`` whose result also says how many cases quality control left out of it and,
+    """``compute`` whose result also says how many cases quality control left out of it, how many
+    draft labels it did not count and,
     under a model subset, which models it was asked for and used (``model_subset``)."""
     def counted() -> dict:
-        result = {**compute(), "n_excluded_cases": inputs.n_excluded_cases}
+        result = {**compute(), "n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
         if inputs.subset is not None:
             result["model_subset"] = subset_summary(inputs.subset, inputs.all_models)
         return result
@@ -209,7 +210,7 @@ def calibrate_run(*, project, source: str, reference: str, criterion: str | None
     inputs = ReportInputs(project)
     return {**calibrated.calibrate_compute(inputs=inputs, source=src, reference=ref, criterion=criterion,
                                            calibration_size=calibration_size, seed=seed, ci=ci),
-            "n_excluded_cases": inputs.n_excluded_cases}
+            "n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
 
 
 def reliability_ab_report(*, project, a: str, b: str, by: str | None = None, inputs: ReportInputs | None = None,

@@ -16,6 +16,7 @@ import pandas as pd
 from django.db.models import Case, IntegerField, Sum, Value, When
 
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project
+from annotation.selectors import labels_final
 
 from ..metrics.decisions import (
     DECISION_COLUMNS,
@@ -47,10 +48,10 @@ def _restricted(queryset, response_ids: Iterable[int] | None):
 
 
 def label_rows(*, project: Project, cohort: Cohort | None = None, response_ids=None) -> pd.DataFrame:
-    """Every label of a project (or one cohort): response_id, criterion_id, cohort (id), rater
-    (user id), role, verdict, option, value."""
+    """Every final label of a project (or one cohort; drafts never count, ``labels_final``):
+    response_id, criterion_id, cohort (id), rater (user id), role, verdict, option, value."""
     qs = Label.objects.filter(project=project) if cohort is None else Label.objects.filter(cohort=cohort)
-    qs = _restricted(qs, response_ids).values_list(
+    qs = _restricted(labels_final(qs), response_ids).values_list(
         "response_id", "criterion_id", "cohort_id", "annotator_id", "role", "verdict", "option_label", "value"
     )
     rows = fetch_frame(qs, ["response_id", "criterion_id", "cohort", "rater", "role", "verdict", "option", "value"])
@@ -78,7 +79,7 @@ def evidence_rows(*, project: Project, criterion_ids, judges: list[Judge] | None
         rows = Judgment.objects.filter(judge__in=judges, criterion_id__in=ids).values_list(
             "response_id", "criterion_id", "sample", "evidence")
     else:
-        labels = Label.objects.filter(project=project, criterion_id__in=ids)
+        labels = labels_final(Label.objects.filter(project=project, criterion_id__in=ids))
         rows = (labels.filter(cohort=cohort) if cohort is not None else labels).annotate(sample=Value(0)).values_list(
             "response_id", "criterion_id", "sample", "evidence")
     frame = fetch_frame(rows, ["response_id", "criterion_id", "sample", "quotes"])

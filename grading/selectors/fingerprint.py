@@ -10,7 +10,8 @@ catches every edit of a label (each change appends history in the same transacti
 history row carries the project), judge-run progress catches judgments a run writes or
 redoes, the import batches catch a re-import that rewrote judgments in place, the project's
 ``data_changed_at`` catches edits and deletions made in the Django admin (its admin classes
-stamp it), quality control's exclusions are counted, the project's own settings are read fresh,
+stamp it), submitted, checked and reopened assignments are counted and their newest times read
+(they turn labels final or back into drafts), quality control's exclusions are counted, the project's own settings are read fresh,
 and the counts of responses and
 criteria catch cascading deletions. An ORM ``update()`` or ``delete()`` of labels or
 judgments outside these paths is not seen; no code path of evalsite does that.
@@ -20,7 +21,8 @@ import json
 
 from django.db.models import Count, Max, Q, Sum
 
-from annotation.models import CaseQuality, Criterion, ImportBatch, Label, LabelHistory, Project, Response
+from annotation.models import Assignment, CaseQuality, Criterion, ImportBatch, Label, LabelHistory, Project, Response
+from annotation.selectors.final import FINAL_STATUSES
 
 from ..models import Adjudication, Judge, JudgeRun, Judgment
 
@@ -42,6 +44,11 @@ def project_fingerprint(*, project: Project) -> str:
         Adjudication.objects.filter(project=project).aggregate(n=Count("id"), u=Max("updated_at")),
         Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
         Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        # Submitting, checking or reopening an assignment turns its labels final or draft.
+        Assignment.objects.filter(project=project).aggregate(
+            f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
+            s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"),
+        ),
         ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         CaseQuality.objects.filter(project=project).aggregate(n=Count("id"), x=Count("id", filter=Q(excluded=True)), u=Max("updated_at")),
         judges,

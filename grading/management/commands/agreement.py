@@ -35,4 +35,5 @@ class Command(ReportCommand):
             with target.open("w", encoding="utf-8") as out:
                 for pair in pairs:
                     out.write(json.dumps(pair, sort_keys=True) + "\n")
-        return {**result["summary"], "n_excluded_cases": result["n_excluded_cases"]}
+        return {**result["summary"], "n_excluded_cases": result["n_excluded_cases"],
+                "n_draft_labels": result["n_draft_labels"]}

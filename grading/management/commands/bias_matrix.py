@@ -5,7 +5,8 @@ Carlo μ ± σ, and, with a reference, the human-LLM bias matrix (SPEC §3, §5;
 from grading.reports.cli import ReportCommand
 from grading.reports.services import bias_report
 
-KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "scale", "range", "criterion", "n_criteria",
+KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "n_draft_labels",
+        "scale", "range", "criterion", "n_criteria",
         "counts", "mu", "sd", "samples", "n_judges", "warnings")
 REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "reference")
 

@@ -5,7 +5,7 @@ from grading.reports.cli import ReportCommand
 from grading.reports.services import calibrate_run
 
 KEYS = ("n_calibration", "n_holdout", "qwk_before", "qwk_after", "method", "source", "reference", "criterion", "seed",
-        "levels", "distributions", "n_excluded_cases")
+        "levels", "distributions", "n_excluded_cases", "n_draft_labels")
 
 
 class Command(ReportCommand):

@@ -4,7 +4,7 @@ sensitivity of the model ranking (SPEC §5; issue 14)."""
 from grading.reports.cli import ReportCommand
 from grading.reports.services import coverage_report
 
-KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases")
+KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases", "n_draft_labels")
 
 
 class Command(ReportCommand):

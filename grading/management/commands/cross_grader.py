@@ -18,6 +18,6 @@ class Command(ReportCommand):
     def run(self, **options) -> dict:
         result = cross_grader_report(project=options["project"], a=options["a"], b=options["b"], ci=options["ci"])
         keys = ["a", "b", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp", "top3_overlap", "top5_overlap",
-                "rates", "n_excluded_cases"]
+                "rates", "n_excluded_cases", "n_draft_labels"]
         keys += ["mean_abs_diff_pp_ci", "spearman_rho_ci", "kendall_tau_ci"] if options["ci"] else []
         return {key: result[key] for key in keys}

@@ -21,7 +21,7 @@ class Command(ReportCommand):
     def run(self, **options) -> dict:
         result = pairwise_report(project=options["project"], source=options["source"], grader=options["grader"],
                                  by=options["by"], min_n=options["min_n"], ci=options["ci"])
-        keys = ["min_n", "annotators", "weighted_mean_mf1", "source", "n_excluded_cases"]
+        keys = ["min_n", "annotators", "weighted_mean_mf1", "source", "n_excluded_cases", "n_draft_labels"]
         keys += ["weighted_mean_mf1_ci"] if options["ci"] else []
         keys += ["grader"] if options["grader"] else []
         keys += ["by_tag", "by_theme"] if options["by"] else []

@@ -18,4 +18,4 @@ class Command(ReportCommand):
 
     def run(self, **options) -> dict:
         result = reliability_ab_report(project=options["project"], a=options["a"], b=options["b"], by=options["by"], ci=options["ci"])
-        return {key: result[key] for key in ("a", "b", "by", "pooled", "groups", "n_excluded_cases")}
+        return {key: result[key] for key in ("a", "b", "by", "pooled", "groups", "n_excluded_cases", "n_draft_labels")}

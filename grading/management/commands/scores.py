@@ -20,4 +20,5 @@ class Command(ReportCommand):
     def run(self, **options) -> dict:
         result = scores_report(project=options["project"], source=options["source"], strategy=options["cannot_assess"],
                                ci=options["ci"], length_penalty=options["length_penalty"], length_unit=options["length_unit"])
-        return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases", "length_penalty") if key in result}
+        return {key: result[key] for key in (
+            "responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty") if key in result}

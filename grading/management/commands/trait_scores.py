@@ -18,6 +18,7 @@ class Command(ReportCommand):
     def run(self, **options) -> dict:
         result = trait_scores_report(project=options["project"], source=options["source"], reference=options["reference"],
                                      ci=options["ci"])
-        keys = ("responses", "traits", "source", "n_excluded_cases") + (("qwk", "reference") if options["reference"] else ())
+        keys = ("responses", "traits", "source", "n_excluded_cases", "n_draft_labels")
+        keys += (("qwk", "reference") if options["reference"] else ())
         keys += ("qwk_ci",) if options["reference"] and options["ci"] else ()
         return {key: result[key] for key in keys}

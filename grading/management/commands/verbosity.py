@@ -17,4 +17,4 @@ class Command(ReportCommand):
 
     def run(self, **options) -> dict:
         result = verbosity_report(project=options["project"], source=options["source"], k=options["k"], ci=options["ci"])
-        return {key: result[key] for key in ("source", "k", "n", "cacs", "rubric_accuracy", "n_excluded_cases")}
+        return {key: result[key] for key in ("source", "k", "n", "cacs", "rubric_accuracy", "n_excluded_cases", "n_draft_labels")}

@@ -43,8 +43,10 @@ class RoundTripTests:
         assert result.labels == 1 and result.cases == 0
         label = Label.objects.get(response__external_id="r1", criterion__external_id="c1-ecg", annotator__username="ann1")
         assert label.verdict == "not_met" and label.revision == 2
-        [entry] = label.history.all()
+        first, entry = label.history.order_by("id")  # the first import's row, then the re-import's
+        assert (first.action, first.old, first.new["verdict"]) == ("import", None, "met")
         assert (entry.action, entry.old["verdict"], entry.new["verdict"]) == ("import", "met", "not_met")
+        assert entry.note.startswith("replace (re-import of")
 
     def test_export_import_export_is_byte_identical(self, tmp_path, mini_project):
         first = tmp_path / "first"

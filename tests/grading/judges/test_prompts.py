@@ -139,7 +139,7 @@ def test_few_shot_pool_is_the_cohort_rule_with_ordinal_values_kept(mini_project)
     tone, r3 = Criterion.objects.get(external_id="tone"), Response.objects.get(external_id="r3")
     cohort = Cohort.objects.get(project=mini_project, name="group-1")
     for label in Label.objects.filter(response=r3, criterion=tone, cohort=cohort).select_related("annotator"):
-        label_save(response=r3, criterion=tone, cohort=cohort, annotator=label.annotator, changed_by=None, value=0.75)
+        label_save(response=r3, criterion=tone, cohort=cohort, annotator=label.annotator, changed_by=None, value=0.75, replace=True)
     pool, texts = fewshot_pool(project=mini_project, cohort_name="group-1")
     assert (r3.pk, None, None, 0.75) in pool[tone.pk] and texts[r3.pk].startswith("Give fluids")
     abx = Criterion.objects.get(external_id="c1-abx")

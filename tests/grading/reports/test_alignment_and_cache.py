@@ -71,7 +71,7 @@ def test_result_is_cached_until_a_label_changes(mini_project, monkeypatch):
         annotator__username="ann3", response__external_id="r2", criterion__external_id="c1-ecg"
     )
     label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
-               changed_by=None, verdict="not_met")
+               changed_by=None, verdict="not_met", replace=True)
     changed = agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")
     assert len(calls) == 2
     assert first["summary"]["mf1"] == pytest.approx(68 / 77) and changed["summary"]["mf1"] == 1.0

@@ -147,7 +147,8 @@ def test_stability_per_target_and_criterion_and_per_kind(points, capsys):
     out = io.StringIO()
     call_command("stability", "--project", "points", "--judge", "j1", "--json", stdout=out)
     result = json.loads(out.getvalue())
-    assert set(result) == {"judge", "samples", "samples_seen", "scale", "cells", "by_kind", "mean_sd_by_kind", "n_excluded_cases"}
+    assert set(result) == {"judge", "samples", "samples_seen", "scale", "cells", "by_kind", "mean_sd_by_kind", "n_excluded_cases",
+                           "n_draft_labels"}
     assert (result["judge"], result["samples_seen"], result["scale"]) == ("j1", 2, "native")
     cells = {(c["target"], c["criterion"]): c for c in result["cells"]}
     assert len(cells) == 6

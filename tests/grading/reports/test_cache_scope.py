@@ -30,7 +30,7 @@ def _flip(project, annotator="ann1", response="r1", criterion="c1-ecg"):
     label = Label.objects.select_related("annotator", "cohort", "response", "criterion").get(
         project=project, annotator__username=annotator, response__external_id=response, criterion__external_id=criterion)
     label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
-               changed_by=None, verdict="not_met" if label.verdict == "met" else "met")
+               changed_by=None, verdict="not_met" if label.verdict == "met" else "met", replace=True)
 
 
 def test_a_label_saved_in_one_project_leaves_the_others_reports_cached(two_projects, monkeypatch):

@@ -19,7 +19,7 @@ from django.core.management import CommandError, call_command
 AGREEMENT_KEYS = {
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
     "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
-    "case_level", "ordinal", "n_excluded_cases",
+    "case_level", "ordinal", "n_excluded_cases", "n_draft_labels",
 }
 
 
@@ -82,7 +82,7 @@ def test_agreement_cannot_assess_strategies(mini_project):
         annotator__username="ann3", response__external_id="r2", criterion__external_id="c1-ecg"
     )
     label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
-               changed_by=None, verdict="cannot_assess")
+               changed_by=None, verdict="cannot_assess", replace=True)
     skip = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--cannot-assess", "skip")
     zero = run("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--cannot-assess", "zero")
     assert skip["n_decisions"] == 8 and skip["mf1"] == 1.0  # the only disagreement is left out
@@ -91,11 +91,11 @@ def test_agreement_cannot_assess_strategies(mini_project):
 
 def test_reliability_inside_a_cohort(mini_project):
     assert run("reliability", "--project", "mini", "--source", "cohort:group-1") == {
-        "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal", "n_excluded_cases": 0,
+        "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal", "n_excluded_cases": 0, "n_draft_labels": 0,
     }
     single = run("reliability", "--project", "mini", "--source", "cohort:group-2")
     assert single == {"krippendorff_alpha": None, "n_units": 0, "n_raters": 1, "level": "nominal",
-                      "n_excluded_cases": 0}
+                      "n_excluded_cases": 0, "n_draft_labels": 0}
 
 
 def test_reliability_matches_the_library_after_a_disagreement(mini_project):
@@ -106,7 +106,7 @@ def test_reliability_matches_the_library_after_a_disagreement(mini_project):
         annotator__username="ann2", response__external_id="r2", criterion__external_id="c1-call"
     )
     label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
-               changed_by=None, verdict="met")
+               changed_by=None, verdict="met", replace=True)
     result = run("reliability", "--project", "mini", "--source", "cohort:group-1", "--level", "interval")
     # interval: binary units (9) + tone (1); length is nominal and left out; chk1 rates r1/abx
     ann1 = [1, 1, 0, 0, 0, 1, 1, 1, 0, 1]
@@ -114,12 +114,12 @@ def test_reliability_matches_the_library_after_a_disagreement(mini_project):
     chk1 = [np.nan, np.nan, 0] + [np.nan] * 7
     expected = krippendorff.alpha(reliability_data=[ann1, ann2, chk1], level_of_measurement="interval")
     assert result == {"krippendorff_alpha": pytest.approx(expected), "n_units": 10, "n_raters": 3, "level": "interval",
-                      "n_excluded_cases": 0}
+                      "n_excluded_cases": 0, "n_draft_labels": 0}
 
 
 def test_coverage_by_hand(mini_project):
     result = run("coverage", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases"}
+    assert set(result) == {"k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases", "n_draft_labels"}
     assert [s["name"] for s in result["sensitivity"]] == ["CACS@7", "CACS@8", "CACS@12", "CACS@15", "rubric_accuracy", "Pass@2"]
     # k = 2 (project); r1 hits 2 of 3, r2 hits 1 of 3 (the penalty item counts as a criterion); r3 has no binary criteria
     assert result["k"] == 2
@@ -139,12 +139,12 @@ def test_coverage_by_hand(mini_project):
 
 def test_calibrate_k_from_the_physician_answer(mini_project):
     assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {"k": 2, "mean_hits": 2.0, "n_responses": 1,
-                                                                                              "n_excluded_cases": 0}
+                                                                                              "n_excluded_cases": 0, "n_draft_labels": 0}
 
 
 def test_scores_weighted_by_hand(mini_project):
     result = run("scores", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"responses", "by_model", "n_excluded_cases"}
+    assert set(result) == {"responses", "by_model", "n_excluded_cases", "n_draft_labels"}
     # r1: 2 + 3 met, penalty not met -> 5/5; r2: only the penalty (-2) met -> clamp(-2/5) = 0; r3: 1 + 1 of 2
     assert result["responses"] == {"r1": 1.0, "r2": 0.0, "r3": 1.0, "r4": 1.0}
     assert result["by_model"] == {"model-a": {"mean_score": 1.0, "n": 2}, "model-b": {"mean_score": 0.0, "n": 1},
@@ -158,7 +158,7 @@ def test_scores_of_a_judge_with_invalid_output(mini_project, strategy, r3):
     assert result["responses"] == {"r1": pytest.approx(0.4), "r2": 0.0, "r3": pytest.approx(r3)}
 
 
-BIAS_KEYS = {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "scale", "range", "criterion",
+BIAS_KEYS = {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "n_draft_labels", "scale", "range", "criterion",
              "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings"}
 
 
@@ -230,7 +230,8 @@ def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project)
     assert result["case_level"]["n"] == 0
     with pytest.raises(CommandError, match="judge:idle decided no binary criterion"):
         call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
-    assert run("scores", "--project", "mini", "--source", "judge:idle") == {"responses": {}, "by_model": {}, "n_excluded_cases": 0}
+    assert run("scores", "--project", "mini", "--source", "judge:idle") == {
+        "responses": {}, "by_model": {}, "n_excluded_cases": 0, "n_draft_labels": 0}
     assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0
 
 

@@ -42,7 +42,7 @@ def _relabel(project, username, response, criterion, verdict, role="annotator"):
         annotator__username=username, response__external_id=response, criterion__external_id=criterion
     )
     label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
-               changed_by=None, role=role, verdict=verdict)
+               changed_by=None, role=role, verdict=verdict, replace=True)
 
 
 def test_cohort_tie_is_unresolved_and_checker_wins(mini_project):
@@ -59,7 +59,7 @@ def test_checker_overrides_a_unanimous_majority(mini_project):
     cohort = Cohort.objects.get(project=mini_project, name="group-1")
     checker = Label.objects.filter(annotator__username="chk1").first().annotator
     label_save(response=Response.objects.get(external_id="r2"), criterion=Criterion.objects.get(external_id="c1-ecg"),
-               cohort=cohort, annotator=checker, changed_by=None, role="checker", verdict="met")
+               cohort=cohort, annotator=checker, changed_by=None, role="checker", verdict="met", replace=True)
     assert frame_of(mini_project, "cohort:group-1")[("r2", "c1-ecg")]["verdict"] == "met"  # both annotators: not_met
 
 

@@ -1,9 +1,9 @@
-"""The plain-SQL save path of the labeling page (annotation.labelrows): a write guarded by the
-revision it read, so a change made elsewhere in between is reported, never overwritten; and
-the progress counter over a case's own rubric or the project-wide one."""
+"""The one label write service (annotation.labelwrite): a write guarded by the revision it read,
+so a change made elsewhere in between is reported, never overwritten; validation, revision checks
+and history on every path; and the progress counter over a case's own rubric or the project-wide one."""
 import pytest
 
-from annotation import labelrows, selectors, services
+from annotation import labelwrite, selectors
 from annotation.models import Criterion, Label, LabelHistory, Response
 from annotation.selectors import criteria_for_response
 from annotation.services import LabelConflict, label_record, label_save
@@ -13,54 +13,29 @@ from tests.annotation.conftest import first_assignment
 def _admin_edit(assignment, criterion, verdict):
     """A change made outside the labeling page (the admin, an import) to the annotator's label."""
     return label_save(response=assignment.response, criterion=criterion, cohort=assignment.cohort,
-                      annotator=assignment.annotator, changed_by=assignment.annotator, verdict=verdict, action="admin")
+                      annotator=assignment.annotator, changed_by=assignment.annotator, verdict=verdict, action="admin",
+                      replace=True)
 
 
 def _edit_right_after_the_read(monkeypatch, assignment, criterion):
-    """Make the next label_record meet an admin change between its read and its write."""
-    real_read = services.label_target_lock
-
-    def read_then_someone_edits(**kwargs):
-        target = real_read(**kwargs)
-        _admin_edit(assignment, criterion, "cannot_assess")
-        return target
-
-    monkeypatch.setattr(services, "label_target_lock", read_then_someone_edits)
-
-
-def _write(target, verdict):
-    state = {"verdict": verdict, "option": None, "value": None, "rationale": "", "evidence": [], "role": "annotator"}
-    changes = {"verdict": verdict, "option_label": None, "value": None, "rationale": "", "evidence": [],
-               "role": "annotator"}
-    old = services.label_state(target.label) if target.label else None
-    return labelrows.label_row_write(target=target, changes=changes, old=old, new=state,
-                                     user=target.assignment.annotator, action="annotate")
-
-
-def test_an_update_from_a_stale_read_writes_nothing(study):
-    assignment = first_assignment("a1")
-    criterion = criteria_for_response(response=assignment.response)[0]
-    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met")
-    target = labelrows.label_target_lock(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator)
-    assert target.label.revision == 1
-    _admin_edit(assignment, criterion, "cannot_assess")  # revision 2, after the read
-    history_before = LabelHistory.objects.count()
-
-    assert _write(target, "not_met") is None
+    """Make the next label_record meet an admin change between its read and its write: the change
+    is stored now, and the service's first read is made to return the label as it was before it
+    (what a concurrent transaction on PostgreSQL can see); the write guarded by that revision finds
+    no row, and the service reads again."""
     label = Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator)
-    assert (label.verdict, label.revision) == ("cannot_assess", 2)
-    assert LabelHistory.objects.count() == history_before
+    real_read = labelwrite._assignment_targets
+    calls = []
 
+    def stale_first_read(*args, **kwargs):
+        targets = real_read(*args, **kwargs)
+        calls.append(True)
+        if len(calls) == 1:
+            targets[0].label = label  # the state before the edit below
+        return targets
 
-def test_an_insert_that_finds_a_label_already_there_writes_nothing(study):
-    assignment = first_assignment("a1")
-    criterion = criteria_for_response(response=assignment.response)[0]
-    target = labelrows.label_target_lock(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator)
-    assert target.label is None
-    _admin_edit(assignment, criterion, "met")
-
-    assert _write(target, "not_met") is None
-    assert Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator).verdict == "met"
+    _admin_edit(assignment, criterion, "cannot_assess")
+    monkeypatch.setattr(labelwrite, "_assignment_targets", stale_first_read)
+    return calls
 
 
 def test_label_record_reports_a_change_made_between_its_read_and_its_write(study, monkeypatch):
@@ -68,11 +43,12 @@ def test_label_record_reports_a_change_made_between_its_read_and_its_write(study
     criterion = criteria_for_response(response=assignment.response)[0]
     label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
                  expected_revision=0)
-    _edit_right_after_the_read(monkeypatch, assignment, criterion)
+    calls = _edit_right_after_the_read(monkeypatch, assignment, criterion)
     with pytest.raises(LabelConflict) as info:
         label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
                      verdict="not_met", expected_revision=1)
     assert (info.value.label.verdict, info.value.label.revision) == ("cannot_assess", 2)
+    assert len(calls) == 2  # the guarded write found the label changed, and it was read again
 
 
 def test_a_save_reads_back_what_it_wrote(study):
