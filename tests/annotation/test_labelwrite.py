@@ -145,3 +145,163 @@ def test_a_project_wide_criterion_is_not_part_of_a_case_with_its_own(mini_projec
     assert label.value == 1.0
     _, _, label = label_record(assignment_id=on_own.pk, criterion_id=ecg.pk, user=user, verdict="met")
     assert label.verdict == "met"
+
+
+# --- every path: validation, revisions, history, deletes, cost ------------------------------------
+
+
+def _label_of(assignment, criterion):
+    return Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator)
+
+
+def test_a_change_outside_the_labeling_page_names_its_revision_or_says_it_replaces(study):
+    from django.core.exceptions import ValidationError
+
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    kwargs = {"response": assignment.response, "criterion": criterion, "cohort": assignment.cohort,
+              "annotator": assignment.annotator, "changed_by": assignment.annotator, "verdict": "met"}
+    with pytest.raises(ValidationError, match="say which revision"):
+        label_save(**kwargs)
+    assert not Label.objects.filter(criterion=criterion).exists()
+    label_save(**kwargs, expected_revision=0)
+    with pytest.raises(LabelConflict):
+        label_save(**{**kwargs, "verdict": "not_met"}, expected_revision=0)
+    label = label_save(**{**kwargs, "verdict": "not_met"}, replace=True, note="bulk fix")
+    assert label.revision == 2 and label.history.order_by("-id").first().note == "replace (bulk fix)"
+
+
+def test_every_path_validates_the_same_things(study):
+    from django.core.exceptions import ValidationError
+
+    from annotation.models import Cohort
+    from tests.annotation.conftest import build_study
+
+    other = build_study(slug="other")
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    base = {"response": assignment.response, "criterion": criterion, "cohort": assignment.cohort,
+            "annotator": assignment.annotator, "changed_by": assignment.annotator, "verdict": "met", "replace": True}
+    refusals = [
+        ({"evidence": ["Take two aspirins daily."]}, "not part of the response text"),
+        ({"rationale": "x" * 5001}, "at most 5,000 characters"),
+        ({"evidence": ["An ECG is needed" + " " * 2000 + "x"]}, "at most 2,000 characters"),
+        ({"time_spent_seconds": -1.0}, "time spent"),
+        ({"cohort": Cohort.objects.get(project=other.project, name="group-1")}, "not one of this response's project"),
+        ({"annotator": other.users["outsider"]}, "not a member of this cohort"),
+        ({"role": "checker"}, "only a checker"),
+        ({"verdict": "maybe"}, "not one of"),
+    ]
+    for change, message in refusals:
+        with pytest.raises(ValidationError, match=message):
+            label_save(**{**base, **change})
+    assert not Label.objects.filter(criterion=criterion).exists() and not LabelHistory.objects.exists()
+    label = label_save(**base, evidence=["An ECG is needed"], rationale="quoted", time_spent_seconds=12.5)
+    assert (label.evidence, label.time_spent_seconds) == (["An ECG is needed"], 12.5)
+
+
+def test_the_single_label_api_takes_an_ordinal_value(study, login_client):
+    assignment = first_assignment("a1")
+    tone = next(c for c in criteria_for_response(response=assignment.response) if c.kind == Criterion.ORDINAL)
+    client = login_client("a1")
+    answer = client.post("/api/labels/", {"assignment": assignment.pk, "criterion": tone.pk, "value": 0.75,
+                                          "revision": 0}, content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    assert (answer.json()["value"], _label_of(assignment, tone).value) == (0.75, 0.75)
+    refused = client.post("/api/labels/", {"assignment": assignment.pk, "criterion": tone.pk, "value": 7,
+                                           "revision": 1}, content_type="application/json")
+    assert refused.status_code == 400 and _label_of(assignment, tone).value == 0.75
+
+
+@pytest.mark.django_db
+def test_an_import_writes_one_history_row_per_label(mini_project):
+    labels = Label.objects.filter(project=mini_project)
+    history = LabelHistory.objects.filter(project=mini_project)
+    assert history.count() == labels.count() > 0
+    assert set(history.values_list("action", flat=True)) == {"import"}
+    label = labels.filter(option_label__isnull=False).first()
+    entry = history.get(label=label)
+    assert entry.old is None and entry.new == labelwrite.label_state(label) and entry.note.startswith("import of")
+
+
+def test_an_admin_delete_keeps_the_history_and_says_who_deleted_what(study, client):
+    from django.contrib.auth import get_user_model
+
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
+                 rationale="seen", expected_revision=0)
+    label = _label_of(assignment, criterion)
+    admin = get_user_model().objects.create_superuser("root", password="pw")
+    client.force_login(admin)
+    answer = client.post(f"/admin/annotation/label/{label.pk}/delete/", {"post": "yes"})
+    assert answer.status_code == 302 and not Label.objects.filter(pk=label.pk).exists()
+    rows = list(LabelHistory.objects.filter(label_id=label.pk).order_by("id"))
+    assert [r.action for r in rows] == ["annotate", "delete"]
+    assert rows[1].changed_by == admin and rows[1].new is None
+    assert rows[1].old["verdict"] == "met" and rows[1].old["annotator"] == "a1" and rows[1].old["rationale"] == "seen"
+
+
+def test_an_admin_edit_over_a_newer_click_is_refused(study, client):
+    import re
+
+    from django.contrib.auth import get_user_model
+
+    assignment = first_assignment("a1")
+    criterion = criteria_for_response(response=assignment.response)[0]
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator, verdict="met",
+                 expected_revision=0)
+    label = _label_of(assignment, criterion)
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw"))
+    url = f"/admin/annotation/label/{label.pk}/change/"
+    form = client.get(url).content.decode()
+    seen = re.search(r'name="seen_revision" value="(\d+)"', form).group(1)
+    assert seen == "1"
+    # Meanwhile the annotator changes their mind on the labeling page.
+    label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=assignment.annotator,
+                 verdict="not_met", expected_revision=1)
+    post = {"project": label.project_id, "response": label.response_id, "criterion": label.criterion_id,
+            "cohort": label.cohort_id, "annotator": label.annotator_id, "role": "annotator", "verdict": "cannot_assess",
+            "rationale": "", "evidence": "[]", "seen_revision": seen, "assignment": label.assignment_id,
+            "history-TOTAL_FORMS": "0", "history-INITIAL_FORMS": "0"}
+    answer = client.post(url, post)
+    assert answer.status_code == 200 and "changed since you opened it" in answer.content.decode()
+    assert (_label_of(assignment, criterion).verdict, _label_of(assignment, criterion).revision) == ("not_met", 2)
+    answer = client.post(url, {**post, "seen_revision": "2"})  # reloaded: now it applies, with its history row
+    assert answer.status_code == 302
+    stored = _label_of(assignment, criterion)
+    assert (stored.verdict, stored.revision) == ("cannot_assess", 3)
+    assert stored.history.order_by("-id").first().action == "admin"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_costs_the_same_few_queries_whatever_its_size(login_client):
+    """Through the API as a client calls it, outside any test transaction (so no savepoints)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.annotation.conftest import build_study
+
+    build_study(n_cases=1, n_criteria=30, with_ordinal=False)
+    assignment = first_assignment("a1")
+    criteria = criteria_for_response(response=assignment.response)
+    assert len(criteria) == 30
+    client = login_client("a1")
+    counts = {}
+    for n, verdict in ((1, "met"), (30, "not_met")):
+        # The second batch changes criterion 0 (saved by the first: revision 1) and creates the others.
+        body = [{"criterion": c.pk, "verdict": verdict, "revision": 1 if n == 30 and i == 0 else 0}
+                for i, c in enumerate(criteria[:n])]
+        with CaptureQueriesContext(connection) as queries:
+            answer = client.post(f"/api/assignments/{assignment.pk}/labels/", body, content_type="application/json")
+        assert answer.status_code == 200, answer.content
+        counts[n] = len(queries)
+    print("queries per batch", counts)
+    assert counts[30] <= 12 and counts[30] - counts[1] <= 1, counts  # 30 inserts and one update: one statement more
+    assert Label.objects.filter(annotator=assignment.annotator).count() == 30
+    assert LabelHistory.objects.filter(label__annotator=assignment.annotator).count() == 31
+
+    with CaptureQueriesContext(connection) as queries:  # one single save, an update with its history row
+        answer = client.post("/api/labels/", {"assignment": assignment.pk, "criterion": criteria[5].pk, "verdict": "met",
+                                              "revision": 1}, content_type="application/json")
+    assert answer.status_code == 200 and len(queries) <= 8, [q["sql"][:80] for q in queries.captured_queries]
