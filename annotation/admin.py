@@ -12,6 +12,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db.models import BooleanField, ExpressionWrapper
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -37,6 +38,7 @@ from .models import (
 )
 from .projects import ROLE_NONE, project_role_set
 from .rubrics import case_rubric_versions_sync, rubric_version_new
+from .selectors.final import label_draft_q, label_final_q
 from .services import label_save, labels_delete, project_data_touch
 
 
@@ -346,16 +348,42 @@ class LabelAdminForm(forms.ModelForm):
         return data
 
 
+class LabelFinalFilter(admin.SimpleListFilter):
+    """Final labels (they count) or drafts (an item not submitted yet, a review not completed)."""
+
+    title = "final or draft"
+    parameter_name = "final"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "final"), ("no", "draft")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(label_final_q())
+        if self.value() == "no":
+            return queryset.filter(label_draft_q())
+        return queryset
+
+
 @admin.register(Label)
 class LabelAdmin(ProjectDataAdmin, admin.ModelAdmin):
-    list_display = ["response", "criterion", "cohort", "annotator", "role", "verdict", "option_label", "value", "revision"]
-    list_filter = ["project", "cohort", "role", "verdict"]
+    list_display = ["response", "criterion", "cohort", "annotator", "role", "verdict", "option_label", "value", "revision",
+                    "final_or_draft"]
+    list_filter = ["project", LabelFinalFilter, "cohort", "role", "verdict"]
     search_fields = ["response__external_id", "criterion__external_id", "annotator__username"]
     list_select_related = ["response", "criterion", "cohort__project", "annotator"]
     raw_id_fields = ["response", "criterion", "assignment"]
     readonly_fields = ["rubric_version", "import_batch", "revision", "created_at", "updated_at"]
     inlines = [LabelHistoryInline]
     form = LabelAdminForm
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            is_final=ExpressionWrapper(label_final_q(), output_field=BooleanField()))
+
+    @admin.display(description="counts", ordering="is_final")
+    def final_or_draft(self, obj):
+        return "final" if obj.is_final else "draft"
 
     def save_model(self, request, obj, form, change):
         """Through the one write service (validation, the revision the form was opened at, history).

@@ -155,12 +155,16 @@ class LabelBatchApi(APIView):
     @extend_schema(request=DecisionSerializer(many=True), responses={
         200: LabelOutputSerializer(many=True), 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
     def post(self, request, assignment_id: int):
-        """Body: ``{"labels": [decision, ...]}`` (or the bare list); answer: the labels in order."""
-        selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)  # 404 for anybody else's
+        """Body: ``{"labels": [decision, ...]}`` (or the bare list); answer: the labels in order. Another
+        user's assignment is a 404 whatever the body (checked before a refusal of the body; on the way
+        to a save, by the write service's lock of it)."""
         outer = self.InputSerializer(data={"labels": request.data} if isinstance(request.data, list) else request.data)
-        outer.is_valid(raise_exception=True)
+        if not outer.is_valid():
+            selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+            return ApiResponse(outer.errors, status=status.HTTP_400_BAD_REQUEST)
         items = self.DecisionSerializer(data=outer.validated_data["labels"], many=True)
         if not items.is_valid():
+            selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
             errors = items.errors  # by index: a dict of the refused ones, or a list with an entry each
             pairs = errors.items() if isinstance(errors, dict) else enumerate(errors)
             raw = outer.validated_data["labels"]

@@ -174,42 +174,43 @@ def _lock() -> str:
     return " FOR UPDATE" if connection.features.has_select_for_update else ""
 
 
-def assignment_lock(*, assignment_id: int, user) -> Assignment:
-    """The user's own assignment, locked (404 for anybody else's or an unknown id): two tabs of one
-    annotator are serialized by it, and a save sees every save that committed before it."""
+def _assignment_targets(*, assignment_id: int, user, changes: list[LabelChange]) -> tuple[Assignment, list[_Target | None]]:
+    """Lock the user's own assignment (404 for anybody else's or an unknown id) and read, in the
+    same statement, the criteria of ``changes`` (in the rubric the response is judged against) and
+    the annotator's current labels of them; None where a criterion is not in that rubric.
+
+    The lock serializes two tabs of one annotator. On PostgreSQL a statement that waited for it
+    still reads the labels as they were when it started: a label saved meanwhile is caught by the
+    write (the revision-guarded update finds no row, the insert finds one) and read again.
+    """
     if not id_in_range(assignment_id):
         raise Http404("No such assignment")
+    ids = [c.criterion_id for c in changes if id_in_range(c.criterion_id)] or [0]
+    # One array on PostgreSQL: the statement's text stays the same whatever the batch size.
+    in_ids, id_params = ("= ANY(%s)", [ids]) if connection.vendor == "postgresql" else \
+        (f"IN ({_placeholders(len(ids))})", ids)
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {_quoted('a', ASSIGNMENT_COLUMNS)} FROM {_A} a WHERE a.id = %s AND a.annotator_id = %s{_lock()}",
-            [assignment_id, user.pk],
+            f"SELECT {_quoted('a', ASSIGNMENT_COLUMNS)}, {_quoted('c', CRITERION_COLUMNS)}, {_quoted('l', LABEL_COLUMNS)}"
+            f" FROM {_A} a JOIN {_R} r ON r.id = a.response_id JOIN {_K} k ON k.id = r.case_id"
+            f" LEFT JOIN {_C} c ON c.rubric_version_id = k.rubric_version_id AND c.id {in_ids}"
+            f" LEFT JOIN {_L} l ON l.response_id = r.id AND l.criterion_id = c.id AND l.annotator_id = a.annotator_id"
+            f" WHERE a.id = %s AND a.annotator_id = %s{lock}",
+            [*id_params, assignment_id, user.pk],
         )
-        row = cursor.fetchone()
-    if row is None:
+        rows = cursor.fetchall()
+    if not rows:
         raise Http404("No such assignment")
-    return _instance(Assignment, ASSIGNMENT_COLUMNS, row)
-
-
-def _assignment_targets(assignment: Assignment, changes: list[LabelChange]) -> list[_Target | None]:
-    """The criteria (in the rubric the response is judged against) and the annotator's current
-    labels of ``changes``, in one statement; None where a criterion is not in that rubric."""
-    ids = [c.criterion_id for c in changes if id_in_range(c.criterion_id)]
+    na, nc = len(ASSIGNMENT_COLUMNS), len(CRITERION_COLUMNS)
+    assignment = _instance(Assignment, ASSIGNMENT_COLUMNS, rows[0][:na])
     found: dict[int, tuple[Criterion, Label | None]] = {}
-    if ids:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {_quoted('c', CRITERION_COLUMNS)}, {_quoted('l', LABEL_COLUMNS)}"
-                f" FROM {_R} r JOIN {_K} k ON k.id = r.case_id"
-                f" JOIN {_C} c ON c.rubric_version_id = k.rubric_version_id AND c.id IN ({_placeholders(len(ids))})"
-                f" LEFT JOIN {_L} l ON l.response_id = r.id AND l.criterion_id = c.id AND l.annotator_id = %s"
-                f" WHERE r.id = %s",
-                [*ids, assignment.annotator_id, assignment.response_id],
-            )
-            n = len(CRITERION_COLUMNS)
-            for row in cursor.fetchall():
-                criterion = _instance(Criterion, CRITERION_COLUMNS, row[:n])
-                label = _instance(Label, LABEL_COLUMNS, row[n:]) if row[n] is not None else None
-                found[criterion.pk] = (criterion, label)
+    for row in rows:
+        if row[na] is None:
+            continue
+        criterion = _instance(Criterion, CRITERION_COLUMNS, row[na:na + nc])
+        label = _instance(Label, LABEL_COLUMNS, row[na + nc:]) if row[na + nc] is not None else None
+        found[criterion.pk] = (criterion, label)
     targets = []
     for change in changes:
         hit = found.get(change.criterion_id)
@@ -218,7 +219,7 @@ def _assignment_targets(assignment: Assignment, changes: list[LabelChange]) -> l
             cohort_id=assignment.cohort_id, owner_id=assignment.annotator_id, role=Label.ANNOTATOR_ROLE,
             assignment_id=assignment.pk, criterion=hit[0], label=hit[1],
         ))
-    return targets
+    return assignment, targets
 
 
 def _chunks(items: list, size: int = 400):
@@ -381,27 +382,55 @@ def _new_state(target: _Target, texts: dict[int, str] | None) -> dict:
 # --- writing ------------------------------------------------------------------------------------
 
 
-def _json(value):
-    return connection.ops.adapt_json_value(value, None)
+def _json_text(value) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _rows_source(columns: Sequence[tuple[str, str]], rows: list[tuple]) -> tuple[str, list, dict[str, str]]:
+    """A table of ``rows`` to select from in one statement, as (FROM clause, parameters, how each
+    column is referred to). ``columns`` are (name, PostgreSQL type); JSON goes as text ("json").
+
+    PostgreSQL gets one array per column (``unnest``), so the statement's text, and psycopg's
+    parsing of it, is the same whatever the number of rows; SQLite gets a VALUES list.
+    """
+    if connection.vendor == "postgresql":
+        types = {"json": "text"}
+        source = "unnest(" + ", ".join(f"%s::{types.get(kind, kind)}[]" for _, kind in columns) + ")"
+        source += " AS v(" + ", ".join(name for name, _ in columns) + ")"
+        params = [list(column) for column in zip(*rows)]
+        refs = {name: f"v.{name}::jsonb" if kind == "json" else f"v.{name}" for name, kind in columns}
+        return source, params, refs
+    row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    source = f"(VALUES {', '.join([row] * len(rows))}) AS v"
+    return source, [value for r in rows for value in r], {name: f"v.column{i + 1}" for i, (name, _) in enumerate(columns)}
+
+
+_INSERT_COLUMNS = (
+    ("project_id", "bigint"), ("response_id", "bigint"), ("criterion_id", "bigint"), ("rubric_version_id", "bigint"),
+    ("cohort_id", "bigint"), ("annotator_id", "bigint"), ("role", "varchar"), ("assignment_id", "bigint"),
+    ("verdict", "varchar"), ("option_label", "varchar"), ("value", "double precision"), ("rationale", "text"),
+    ("evidence", "json"), ("time_spent_seconds", "double precision"),
+)
 
 
 def _insert(targets: list[_Target], stamp, batch_id: int | None) -> None:
-    columns = ("project_id", "response_id", "criterion_id", "rubric_version_id", "cohort_id", "annotator_id", "role",
-               "assignment_id", "import_batch_id", "verdict", "option_label", "value", "rationale", "evidence",
-               "time_spent_seconds", "revision", "created_at", "updated_at")
-    rows, params = [], []
+    rows = []
     for t in targets:
         n = t.new
-        rows.append(f"({_placeholders(len(columns))})")
-        params += [t.project_id, t.response_id, t.criterion.pk, t.criterion.rubric_version_id, t.cohort_id,
-                   t.owner_id, n["role"], t.assignment_id, batch_id, n["verdict"], n["option_label"], n["value"],
-                   n["rationale"], _json(n["evidence"]), n["time_spent_seconds"], 1, stamp, stamp]
+        rows.append((t.project_id, t.response_id, t.criterion.pk, t.criterion.rubric_version_id, t.cohort_id,
+                     t.owner_id, n["role"], t.assignment_id, n["verdict"], n["option_label"], n["value"],
+                     n["rationale"], json.dumps(n["evidence"]), n["time_spent_seconds"]))
+    source, params, refs = _rows_source(_INSERT_COLUMNS, rows)
+    names = [name for name, _ in _INSERT_COLUMNS]
     with connection.cursor() as cursor:
         # No conflict target: either unique key (own label, or the cohort's checker label) stops a
         # label somebody else inserted meanwhile; that target then comes back missing.
-        cursor.execute(f"INSERT INTO {_L} ({', '.join(columns)}) VALUES {', '.join(rows)}"
-                       " ON CONFLICT DO NOTHING RETURNING id, response_id, criterion_id, annotator_id, role, cohort_id",
-                       params)
+        cursor.execute(
+            f"INSERT INTO {_L} ({', '.join(names)}, import_batch_id, revision, created_at, updated_at)"
+            f" SELECT {', '.join(refs[name] for name in names)}, %s, 1, %s, %s FROM {source} WHERE 1 = 1"
+            " ON CONFLICT DO NOTHING RETURNING id, response_id, criterion_id, annotator_id, role, cohort_id",
+            [batch_id, stamp, stamp, *params],  # the SELECT list's constants come before the FROM's rows
+        )
         returned = cursor.fetchall()
     ids = {}
     for pk, response_id, criterion_id, annotator_id, role, cohort_id in returned:
@@ -410,42 +439,33 @@ def _insert(targets: list[_Target], stamp, batch_id: int | None) -> None:
     for t in targets:
         key = (t.response_id, t.criterion.pk, t.cohort_id) if t.role == Label.CHECKER_ROLE else \
             (t.response_id, t.criterion.pk, t.owner_id)
-        if key not in ids:
-            raise LabelConflict(None)
+        if key not in ids:  # inserted meanwhile by somebody else: read again, and judge the change against it
+            raise _StaleRead()
         t.new["id"], t.new["revision"] = ids[key], 1
 
 
-_UPDATE_COLUMNS = (  # (column, PostgreSQL type)
-    ("verdict", "varchar"), ("option_label", "varchar"), ("value", "double precision"), ("rationale", "text"),
-    ("evidence", "jsonb"), ("time_spent_seconds", "double precision"), ("role", "varchar"),
-    ("annotator_id", "bigint"), ("rubric_version_id", "bigint"), ("revision", "integer"),
+_UPDATE_COLUMNS = (
+    ("id", "bigint"), ("old_revision", "integer"), ("verdict", "varchar"), ("option_label", "varchar"),
+    ("value", "double precision"), ("rationale", "text"), ("evidence", "json"), ("time_spent_seconds", "double precision"),
+    ("role", "varchar"), ("annotator_id", "bigint"), ("rubric_version_id", "bigint"), ("revision", "integer"),
 )
 
 
 def _update(targets: list[_Target], stamp) -> None:
     """One UPDATE for every changed label, each guarded by the revision that was read."""
-    postgres = connection.vendor == "postgresql"
-    cast = (lambda kind: f"%s::{kind}") if postgres else (lambda kind: "%s")
-    row = "(" + ", ".join([cast("bigint"), cast("integer")] + [cast(kind) for _, kind in _UPDATE_COLUMNS]) + ")"
-    params = []
+    rows = []
     for t in targets:
         n = t.new
         n["id"], n["revision"] = t.label.pk, t.label.revision + 1
-        params += [t.label.pk, t.label.revision, n["verdict"], n["option_label"], n["value"], n["rationale"],
-                   _json(n["evidence"]), n["time_spent_seconds"], n["role"], t.owner_id,
-                   t.criterion.rubric_version_id, n["revision"]]
-    names = ["id", "old_revision"] + [c for c, _ in _UPDATE_COLUMNS]
-    if postgres:
-        source = f"(VALUES {', '.join([row] * len(targets))}) AS v({', '.join(names)})"
-        ref = {name: f"v.{name}" for name in names}
-    else:  # SQLite names a VALUES table's columns column1, column2, ...
-        source = f"(VALUES {', '.join([row] * len(targets))}) AS v"
-        ref = {name: f"v.column{i + 1}" for i, name in enumerate(names)}
-    sets = ", ".join(f"{c} = {ref[c]}" for c, _ in _UPDATE_COLUMNS)
+        rows.append((t.label.pk, t.label.revision, n["verdict"], n["option_label"], n["value"], n["rationale"],
+                     json.dumps(n["evidence"]), n["time_spent_seconds"], n["role"], t.owner_id,
+                     t.criterion.rubric_version_id, n["revision"]))
+    source, params, refs = _rows_source(_UPDATE_COLUMNS, rows)
+    sets = ", ".join(f"{name} = {refs[name]}" for name, _ in _UPDATE_COLUMNS[2:])
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {_L} SET {sets}, updated_at = %s FROM {source}"
-            f" WHERE {_L}.id = {ref['id']} AND {_L}.revision = {ref['old_revision']}",
+            f" WHERE {_L}.id = {refs['id']} AND {_L}.revision = {refs['old_revision']}",
             [stamp, *params],
         )
         if cursor.rowcount != len(targets):
@@ -457,19 +477,24 @@ class _StaleRead(Exception):
     page's assignment lock): the caller rolls back and reads again, locked."""
 
 
+_HISTORY_COLUMNS = (("label_id", "bigint"), ("project_id", "bigint"), ("action", "varchar"), ("old", "json"),
+                    ("new", "json"), ("note", "text"))
+
+
 def _history(entries: list[tuple], stamp, user) -> None:
     """Append one history row per (label id, project id, action, old, new, note)."""
     if not entries:
         return
-    user_id = user.pk if user is not None else None
-    rows, params = [], []
-    for label_id, project_id, action, old, new, note in entries:
-        rows.append("(%s, %s, %s, %s, %s, %s, %s, %s)")
-        params += [label_id, project_id, user_id, stamp, action, _json(old) if old is not None else None,
-                   _json(new) if new is not None else None, note]
+    rows = [(label_id, project_id, action, _json_text(old), _json_text(new), note)
+            for label_id, project_id, action, old, new, note in entries]
+    source, params, refs = _rows_source(_HISTORY_COLUMNS, rows)
+    names = [name for name, _ in _HISTORY_COLUMNS]
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {_H} (label_id, project_id, changed_by_id, changed_at, action, old, new, note)"
-                       f" VALUES {', '.join(rows)}", params)
+        cursor.execute(
+            f"INSERT INTO {_H} ({', '.join(names)}, changed_by_id, changed_at)"
+            f" SELECT {', '.join(refs[name] for name in names)}, %s, %s FROM {source}",
+            [user.pk if user is not None else None, stamp, *params],
+        )
 
 
 def _result_label(t: _Target, now) -> Label:
@@ -581,10 +606,9 @@ def _labels_write_once(*, changes, user, action, note, replace, assignment_id, b
                 raise ValidationError({"labels": f"decision {index + 1}: criterion {change.criterion_id} appears "
                                                  "twice; send one decision per criterion"})
             seen.add(change.criterion_id)
-        assignment = assignment_lock(assignment_id=assignment_id, user=user)
+        assignment, targets = _assignment_targets(assignment_id=assignment_id, user=user, changes=changes)
         if assignment.status not in EDITABLE_STATUSES:
             raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
-        targets = _assignment_targets(assignment, changes)
         for index, target in enumerate(targets):
             if target is None:
                 if not batch:
@@ -634,7 +658,7 @@ def labels_delete(*, label_ids: Sequence[int], user, note: str = "") -> int:
     if not ids:
         return 0
     rows = list(
-        Label.objects.select_for_update().filter(pk__in=ids)
+        Label.objects.select_for_update(of=("self",)).filter(pk__in=ids)
         .values_list("pk", "project_id", "verdict", "option_label", "value", "rationale", "evidence", "role",
                      "response__external_id", "criterion__external_id", "annotator__username", "cohort__name")
     )
@@ -649,7 +673,3 @@ def labels_delete(*, label_ids: Sequence[int], user, note: str = "") -> int:
     Label.objects.filter(pk__in=[r[0] for r in rows]).delete()
     return len(rows)
 
-
-def evidence_json(evidence) -> str:
-    """Evidence as stored by a bulk copy ('[]' for none)."""
-    return json.dumps(evidence) if evidence else "[]"

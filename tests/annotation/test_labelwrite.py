@@ -26,12 +26,12 @@ def _edit_right_after_the_read(monkeypatch, assignment, criterion):
     real_read = labelwrite._assignment_targets
     calls = []
 
-    def stale_first_read(*args, **kwargs):
-        targets = real_read(*args, **kwargs)
+    def stale_first_read(**kwargs):
+        assignment, targets = real_read(**kwargs)
         calls.append(True)
         if len(calls) == 1:
             targets[0].label = label  # the state before the edit below
-        return targets
+        return assignment, targets
 
     _admin_edit(assignment, criterion, "cannot_assess")
     monkeypatch.setattr(labelwrite, "_assignment_targets", stale_first_read)

@@ -155,3 +155,13 @@ def test_the_author_still_sees_their_draft(every_kind, client):
     [item] = client.get("/api/assignments/").json()["results"]
     detail = client.get(f"/api/assignments/{item['id']}/").json()
     assert detail["status"] == "in_progress" and len(detail["labels"]) == detail["total"] > 0
+
+
+def test_managers_see_drafts_marked_as_drafts(every_kind, client):
+    made = _drafts(every_kind)
+    client.force_login(User.objects.create_superuser("root", password="pw"))
+    drafts = client.get("/admin/annotation/label/", {"final": "no"}).content.decode()
+    assert f"{made['annotator'] + made['checker']} labels" in drafts or f"{made['annotator'] + made['checker']} label" in drafts
+    assert drafts.count('class="field-final_or_draft">draft<') == made["annotator"] + made["checker"]
+    final = client.get("/admin/annotation/label/", {"final": "yes"}).content.decode()
+    assert 'class="field-final_or_draft">draft<' not in final and 'class="field-final_or_draft">final<' in final
