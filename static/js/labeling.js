@@ -1,11 +1,16 @@
 /* evalsite labeling page.
  *
- * Every click is saved at once through htmx (htmx.ajax posting the criterion row's form and
- * swapping in the server-rendered row partial); clicks that pile up go as one batch request.
- * Saves go through one page-wide queue, so they reach the server in click order, each with the
+ * Every click is saved at once through htmx (htmx.ajax posting the criterion row's form; the
+ * server-rendered row partial that answers is merged into the row, see below); clicks that pile
+ * up go as one batch request. Saves go through one page-wide queue, so they reach the server in
+ * click order, one at a time (never two saves of one criterion in flight), each with the
  * revision the previous one returned; a save that fails (network error, timeout, 5xx, expired
  * session) stays first in the queue, is shown on its row and is retried with backoff until the
  * server has it: nothing is dropped silently.
+ * An answer never replaces what is being typed: it updates the row's status, revision, buttons
+ * and quotes in place (``mergeRow``) and leaves the rationale box alone while it has focus or
+ * holds text typed since the save was sent; that text goes in a later save of the same row, which
+ * the queue sends only after the earlier one has answered, with the revision it returned.
  * Also here: the keyboard (j/k, arrows, 1/2/3, y/n/c, e, q, g, i, s, [ ] { }, Enter, ?; decision keys
  * never act on a criterion the annotator has not chosen or seen, see ``armed``), evidence quotes
  * taken from the selected response text or from the sentence bank by keyboard, and active-time
@@ -22,6 +27,7 @@
   let running = false;
   let retryNow = null;
   const failed = new WeakMap();  // row form -> why its last request failed
+  const answers = new WeakMap();  // row form -> the HTML its last save was answered with
   const debounce = new Map();
   let focusedId = null;
   let quote = "";
@@ -32,10 +38,14 @@
     failed.set(e.detail.elt, status === 403 ? "not allowed — are you still logged in?" : "server error " + status);
   });
   // An expired session answers with a redirect to the login page: never swap that into a row.
+  // A row's own answer is not swapped by htmx (``swap: "none"``; the progress bar still comes out
+  // of band): ``send`` merges it into the row, see ``mergeRow``.
   document.body.addEventListener("htmx:beforeSwap", (e) => {
     if ((e.detail.xhr.responseURL || "").indexOf("/accounts/login/") >= 0) {
       e.detail.shouldSwap = false;
       failed.set(e.detail.elt, "logged out — log in again (another tab is fine) and it is sent again");
+    } else if (e.detail.shouldSwap && e.detail.elt && e.detail.elt.matches && e.detail.elt.matches("form.crit")) {
+      answers.set(e.detail.elt, e.detail.serverResponse);
     }
   });
   // The CSRF cookie changes when the user logs in again: always send the current one.
@@ -47,7 +57,8 @@
     delete e.detail.parameters.csrfmiddlewaretoken;
   });
 
-  /* A criterion's guidance stays open across the saves that re-render its row. */
+  /* A criterion's guidance stays open across the saves that answer its row (rows are merged in
+   * place, so only a re-rendered one would close it). */
   const openGuidance = new Set();
   document.addEventListener("toggle", (e) => {
     if (!e.target.matches || !e.target.matches("details[data-guidance]")) return;
@@ -61,7 +72,6 @@
       if (guide && !guide.open) guide.open = true;
     });
   }
-  document.body.addEventListener("htmx:afterSettle", reopenGuidance);
 
   const rows = () => Array.from(document.querySelectorAll("#rubric form.crit"));
   function cookie(name) {
@@ -102,20 +112,96 @@
     form.classList.toggle("failed", kind === "failed");
   }
 
+  /* The answer to a save, merged into its row in place: the state (status and revision), the
+   * row's classes, the decision buttons, the quotes and the attach button take the server's
+   * version; the rationale box keeps what the annotator has there when it has focus or changed
+   * since the save was sent (``sentText``), and takes the server's text (a conflict shows the
+   * latest) only when neither is true. Nothing the annotator is typing in is replaced. */
+  function mergeRow(old, fresh, sentText) {
+    if (fresh.matches("form.crit")) {
+      const focused = old.classList.contains("focused");
+      old.className = fresh.className;  // answered: no longer "saving" or "failed"
+      old.classList.toggle("focused", focused);
+      syncChoices(old.querySelector(".choices"), fresh.querySelector(".choices"));
+      replaceIfChanged(old.querySelector(".evidence"), fresh.querySelector(".evidence"));
+      const attachOld = old.querySelector("[data-attach]");
+      const attachNew = fresh.querySelector("[data-attach]");
+      if (attachOld && attachNew) attachOld.disabled = attachNew.disabled;
+      syncRationale(old.querySelector("textarea[data-rationale]"), fresh.querySelector("textarea[data-rationale]"), sentText);
+    }
+    const state = fresh.matches(".crit-state") ? fresh : fresh.querySelector(".crit-state");
+    const oldState = old.querySelector(".crit-state");
+    if (state && oldState) oldState.replaceWith(state);
+  }
+  function syncChoices(old, fresh) {
+    if (!old || !fresh) return;
+    const before = old.querySelectorAll("button");
+    const after = fresh.querySelectorAll("button");
+    const same = before.length === after.length
+      && Array.from(before).every((b, i) => b.name === after[i].name && b.value === after[i].value);
+    if (!same) { old.replaceWith(fresh); return; }
+    before.forEach((b, i) => {  // in place, so a button that has focus keeps it
+      b.setAttribute("aria-pressed", after[i].getAttribute("aria-pressed"));
+      b.disabled = after[i].disabled;
+    });
+  }
+  function replaceIfChanged(old, fresh) {
+    if (old && fresh && old.innerHTML !== fresh.innerHTML) old.replaceWith(fresh);
+  }
+  function syncRationale(area, fresh, sentText) {
+    if (!area || !fresh) return;
+    const typing = area === document.activeElement || area.value !== sentText || debounce.has(area.closest("form.crit").id);
+    area.placeholder = fresh.placeholder;
+    if (typing) {
+      area.disabled = false;
+      return;
+    }
+    area.disabled = fresh.disabled;
+    if (area.value !== fresh.value) area.value = fresh.value;
+  }
+  function mergeAnswer(html, sentTexts, swapOob) {
+    const holder = document.createElement("template");
+    holder.innerHTML = html;
+    Array.from(holder.content.children).forEach((fresh) => {
+      const row = fresh.matches("form.crit") ? document.getElementById(fresh.id) : null;
+      if (row) { mergeRow(row, fresh, sentTexts[fresh.id]); return; }
+      if (fresh.matches(".crit-state")) {
+        const old = document.getElementById(fresh.id);
+        const form = old && old.closest("form.crit");
+        if (form) mergeRow(form, fresh, sentTexts[form.id]);
+        return;
+      }
+      if (!swapOob || !fresh.hasAttribute("hx-swap-oob") || !fresh.id) return;  // (htmx swaps them on single saves)
+      fresh.removeAttribute("hx-swap-oob");
+      const old = document.getElementById(fresh.id);
+      if (old) { old.replaceWith(fresh); htmx.process(fresh); }
+    });
+    afterAnswer();
+  }
+  function rationaleOf(form) {
+    const area = form.querySelector("textarea[data-rationale]");
+    return area ? area.value : null;
+  }
+
   function send(form, item) {
-    const target = item.part === "state" ? form.querySelector(".crit-state") : form;
     const values = Object.assign({}, item.values);
     if (item.part) values.part = item.part;
     failed.delete(form);
+    answers.delete(form);
+    const sentText = rationaleOf(form);  // htmx reads the form's fields now, in this call
     let timer;
     const timeout = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no answer")), 20000); });
-    const request = htmx.ajax("POST", form.getAttribute("action"), { source: form, target: target, swap: "outerHTML", values: values })
+    const request = htmx.ajax("POST", form.getAttribute("action"), { source: form, target: form, swap: "none", values: values })
       .then(() => {
         if (failed.has(form)) {
           const why = failed.get(form);
           failed.delete(form);
           throw new Error(why);
         }
+        const html = answers.get(form);
+        answers.delete(form);
+        if (html === undefined) throw new Error("no answer");
+        mergeAnswer(html, { [form.id]: sentText }, false);
       });
     return Promise.race([request, timeout]).finally(() => clearTimeout(timer));
   }
@@ -145,6 +231,7 @@
   }
 
   async function sendBatch(batch) {
+    const sentTexts = {};
     const saves = batch.map((item) => {
       const form = document.getElementById(item.rowId);
       const save = Object.assign({ criterion: Number(item.rowId.replace("crit-", "")) }, item.values);
@@ -152,6 +239,7 @@
       if (revision) save.revision = revision.value;
       const area = form.querySelector("textarea[data-rationale]");
       if (area && !area.disabled) save.rationale = area.value;
+      sentTexts[item.rowId] = rationaleOf(form);
       return save;
     });
     batch.forEach((item) => setState(document.getElementById(item.rowId), "saving", "Saving…"));
@@ -164,15 +252,7 @@
         headers: { "X-CSRFToken": csrf(), "HX-Request": "true" },
       });
       if (!answer.ok || answer.redirected) throw new Error("batch refused (" + answer.status + ")");
-      const html = await answer.text();
-      const holder = document.createElement("template");
-      holder.innerHTML = html;
-      holder.content.querySelectorAll("[hx-swap-oob]").forEach((fresh) => {
-        fresh.removeAttribute("hx-swap-oob");
-        const old = document.getElementById(fresh.id);
-        if (old) { old.replaceWith(fresh); htmx.process(fresh); }
-      });
-      reopenGuidance();
+      mergeAnswer(await answer.text(), sentTexts, true);
     } finally {
       clearTimeout(timer);
     }
@@ -224,8 +304,16 @@
     pump();
   }
 
+  /* A decision makes the row's rationale writable at once, not when its save answers: an "e"
+   * pressed right after the decision opens it, and what is typed next lands in it. */
   function choose(form, button) {
+    if (readOnly) return;
     form.querySelectorAll(".choices button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+    const area = form.querySelector("textarea[data-rationale]");
+    if (area && area.disabled) {
+      area.disabled = false;
+      area.placeholder = area.dataset.decidedPlaceholder || "";
+    }
     enqueue(form.id, { [button.name]: button.value });
   }
 
@@ -315,10 +403,12 @@
   /* Quotes a criterion marked met still needs (the server's list, refreshed with every save):
    * while there are any, submitting is refused and the list, each entry a link, is shown. */
   let refused = false;  // once refused, the list stays marked through the saves that re-render it
-  document.body.addEventListener("htmx:afterSettle", () => {
+  function afterAnswer() {
     const box = document.getElementById("evidence-missing");
     if (refused && box) box.classList.add("refused");
-  });
+    reopenGuidance();
+  }
+  document.body.addEventListener("htmx:afterSettle", afterAnswer);
   function refuseMissingEvidence() {
     const box = document.getElementById("evidence-missing");
     if (!box || !box.querySelector("li")) return false;
