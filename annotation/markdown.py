@@ -51,7 +51,23 @@ def markdown_plain_text(text: str) -> str:
 
 def quote_in_response(*, quote: str, text: str) -> bool:
     """A quote is valid evidence when it occurs in the response, as written or as rendered."""
-    needle = whitespace_normalize(quote)
-    if not needle:
-        return False
-    return needle in whitespace_normalize(text) or needle in markdown_plain_text(text)
+    return response_quote_checker(text)(quote)
+
+
+def response_quote_checker(text: str):
+    """``quote_in_response`` for many quotes of one response: the response's normalized and
+    rendered forms are computed once (the rendered one only when a quote needs it)."""
+    written = whitespace_normalize(text)
+    rendered: list[str] = []
+
+    def check(quote: str) -> bool:
+        needle = whitespace_normalize(quote)
+        if not needle:
+            return False
+        if needle in written:
+            return True
+        if not rendered:
+            rendered.append(markdown_plain_text(text))
+        return needle in rendered[0]
+
+    return check

@@ -17,6 +17,7 @@ from django.db import connection
 
 from annotation.decisions import DecisionError, decision_validate
 from annotation.labelwrite import MAX_RATIONALE, LabelChange, label_input_check, labels_import_history, labels_write
+from annotation.markdown import response_quote_checker
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
 from evalsite.fastinsert import InsertFailed, RowWriter, lock_key_share
 
@@ -28,6 +29,8 @@ ROLES = (CohortMembership.ANNOTATOR, CohortMembership.CHECKER)
 
 
 class LabelJudgmentSteps:
+    _quote_checkers: dict | None = None  # response pk -> its text, then its quote checker
+
     def _lookups(self):
         """Maps from external ids to what label and judgment lines need, in a few queries; the
         rows they point at are locked against deletion until the import commits."""
@@ -136,6 +139,8 @@ class LabelJudgmentSteps:
                         seconds = v.number(obj, "time_spent_seconds")
                     if len(rationale) > MAX_RATIONALE or seconds is not None or len(evidence) > 0:
                         _caps_check(rationale, evidence, seconds)
+                    if evidence:
+                        self._quotes_check(response_pk, obj["response_id"], evidence, out)
                     user_pk = users.get(username)
                     if user_pk is None:  # the COPY pauses for the few new users and memberships
                         v.string(obj, "annotator", max_length=User._meta.get_field("username").max_length)
@@ -179,6 +184,20 @@ class LabelJudgmentSteps:
                 ))
         self._lock_users(referenced)
         return out.count, changed
+
+    def _quotes_check(self, response_pk: int, response_id: str, quotes: list[str], out: RowWriter) -> None:
+        """Every quote is verbatim in the response (as written or as rendered), as on every path of
+        the write service; the responses' texts are read once, when the first quote needs them."""
+        if self._quote_checkers is None:
+            out.pause()  # the COPY pauses for this one read
+            texts = _plain_rows(f"SELECT id, text FROM {Response._meta.db_table} WHERE project_id = %s", [self.project.pk])
+            self._quote_checkers = {pk: text for pk, text in texts}
+        check = self._quote_checkers[response_pk]
+        if isinstance(check, str):
+            check = self._quote_checkers[response_pk] = response_quote_checker(check)
+        for quote in quotes:
+            if not check(quote):
+                raise v.FieldError("evidence", f"the quote {quote[:60]!r} is not part of response {response_id!r}'s text")
 
     def _label_changes_apply(self, changed: list) -> int:
         """The labels a re-import changes, through the one write service: it replaces what is stored

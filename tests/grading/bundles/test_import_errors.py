@@ -39,6 +39,18 @@ class ImportErrorTests:
         error = assert_rejected(tmp_path, parts, match="labels.jsonl line 3: unknown criterion_id 'x'")
         assert (error.file, error.line, error.field) == ("labels.jsonl", 3, "criterion_id")
 
+    def test_a_quote_not_in_the_response_is_refused_like_on_every_other_path(self, tmp_path):
+        parts = label_line_3(bundle_parts(), evidence=["Take two aspirins daily."])
+        response = parts["labels"][2]["response_id"]
+        error = assert_rejected(tmp_path, parts, match=f"labels.jsonl line 3: the quote 'Take two aspirins daily.' is not "
+                                                       f"part of response {response!r}'s text")
+        assert (error.line, error.field) == (3, "evidence")
+
+    def test_a_rationale_over_the_cap_is_refused(self, tmp_path):
+        parts = label_line_3(bundle_parts(), rationale="x" * 5001)
+        error = assert_rejected(tmp_path, parts, match="labels.jsonl line 3: a rationale can be at most 5,000 characters")
+        assert error.field == "rationale"
+
     def test_unknown_response(self, tmp_path):
         parts = label_line_3(bundle_parts(), response_id="nope")
         assert_rejected(tmp_path, parts, match="labels.jsonl line 3: unknown response_id 'nope'")
