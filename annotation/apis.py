@@ -3,6 +3,8 @@ label and submitting. It goes through the same fetch-and-authorize selectors and
 pages, so independence and blinding hold here too: another user's assignment is a 404, labels
 are only the caller's own, and in a blind project no field carries the source model.
 """
+import math
+
 import django_filters
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
@@ -162,6 +164,9 @@ class LabelBatchApi(APIView):
         if not outer.is_valid():
             selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
             return ApiResponse(outer.errors, status=status.HTTP_400_BAD_REQUEST)
+        decisions = decisions_well_formed(outer.validated_data["labels"])
+        if decisions is not None:
+            return self._save(request, assignment_id, decisions)
         items = self.DecisionSerializer(data=outer.validated_data["labels"], many=True)
         if not items.is_valid():
             selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
@@ -176,6 +181,9 @@ class LabelBatchApi(APIView):
             "value": d.get("value"), "rationale": d.get("rationale"), "evidence_add": d.get("evidence_add"),
             "evidence_remove": d.get("evidence_remove"), "expected_revision": d.get("revision"),
         } for d in items.validated_data]
+        return self._save(request, assignment_id, decisions)
+
+    def _save(self, request, assignment_id: int, decisions: list[dict]):
         try:
             labels = labels_record_batch(assignment_id=assignment_id, user=request.user, decisions=decisions)
         except BatchRefused as exc:
@@ -185,7 +193,64 @@ class LabelBatchApi(APIView):
             return ApiResponse(body, status=status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_400_BAD_REQUEST)
         except ValidationError as exc:
             return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
-        return ApiResponse(LabelOutputSerializer(labels, many=True).data)
+        return ApiResponse([label_output(label) for label in labels])
+
+
+def label_output(label) -> dict:
+    """``LabelOutputSerializer``'s answer for one label, built directly (a batch answers 30 at once);
+    ``test_label_output_matches_its_serializer`` keeps the two the same."""
+    return {"criterion": label.criterion_id, "verdict": label.verdict, "option": label.option_label,
+            "value": None if label.value is None else float(label.value), "rationale": label.rationale,
+            "evidence": [str(q) for q in label.evidence or []], "revision": label.revision}
+
+
+_DECISION_TEXTS = {"option": 200, "rationale": MAX_RATIONALE, "evidence_add": MAX_QUOTE, "evidence_remove": MAX_QUOTE}
+_DECISION_KEYS = {"criterion", "verdict", "value", "revision", *_DECISION_TEXTS}
+
+
+def _plain_text(value, limit: int, *, keep_as_is: bool) -> bool:
+    """A string DRF's CharField would take unchanged: within its length, no NUL or surrogate
+    characters and, for a field that trims and refuses blanks (``keep_as_is`` False), not blank and
+    without surrounding white space."""
+    if type(value) is not str or len(value) > limit or "\x00" in value:
+        return False
+    if not keep_as_is and (value != value.strip() or not value):
+        return False
+    return not any("\ud800" <= ch <= "\udfff" for ch in value)
+
+
+def decisions_well_formed(items: list) -> list[dict] | None:
+    """The batch's decisions as ``labels_record_batch`` takes them when every item is plainly well
+    formed (JSON integers, known verdicts, finite numbers, strings DRF would keep as they are), or
+    None: then ``DecisionSerializer`` decides, and words its refusals. It accepts a subset of what
+    the serializer accepts and yields the same values (``test_well_formed_decisions_agree_with_the_serializer``);
+    it exists because validating 30 decisions field by field cost a batch more than its writes."""
+    out = []
+    for item in items:
+        if type(item) is not dict or not item.keys() <= _DECISION_KEYS:
+            return None
+        criterion, revision = item.get("criterion"), item.get("revision")
+        if type(criterion) is not int or not -2**63 <= criterion < 2**63:
+            return None
+        if type(revision) is not int or not 0 <= revision <= 2**31 - 1:
+            return None
+        verdict = item.get("verdict")
+        if verdict is not None and verdict not in VERDICTS:
+            return None
+        value = item.get("value")
+        if value is not None and (type(value) not in (int, float) or not math.isfinite(value) or abs(value) > 1e300):
+            return None
+        for name, limit in _DECISION_TEXTS.items():
+            text = item.get(name)
+            if text is None and name in item and name != "option":
+                return None  # DRF refuses null for these
+            if text is not None and not _plain_text(text, limit, keep_as_is=name == "rationale"):
+                return None
+        out.append({"criterion_id": criterion, "verdict": verdict, "option_label": item.get("option"),
+                    "value": None if value is None else float(value), "rationale": item.get("rationale"),
+                    "evidence_add": item.get("evidence_add"), "evidence_remove": item.get("evidence_remove"),
+                    "expected_revision": revision})
+    return out
 
 
 class AssignmentSubmitApi(APIView):
