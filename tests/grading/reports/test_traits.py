@@ -38,7 +38,7 @@ def test_rounding_half_up_and_samples():
 LEVELS = [{"label": "absent", "value": 0}, {"label": "partial", "value": 1}, {"label": "clear", "value": 2}]
 LABEL = {0: "absent", 1: "partial", 2: "clear"}
 TEXTS = {"r1": "Call now. Take aspirin.", "r2": "Rest at home. Drink water.", "r3": "It depends. Maybe."}
-COHORT = {"r1": ([2, 2, 2], ["Call now."]), "r2": ([2, 1, 0], []), "r3": ([1, 1, 2], ["not in the response"])}
+COHORT = {"r1": ([2, 2, 2], ["Call now."]), "r2": ([2, 1, 0], []), "r3": ([1, 1, 2], [])}
 JUDGE = {  # response: [(items, quotes) per sample]
     "r1": [([2, 2, 2], ["Take aspirin."]), ([2, 2, 1], ["Call now."])],
     "r2": [([2, 1, 0], ["Drink water."]), ([1, 1, 0], [])],
@@ -82,7 +82,7 @@ def test_trait_scores_by_hand(db, tmp_path):
     bundle_import(path=write_bundle(tmp_path / "ruler", parts()))
     cohort = trait_scores("--source", "cohort:docs")
     # r1: mu 1 -> 5, one valid quote; r2: mu 0.5 -> 3, no quote: gated to 2; r3: mu 2/3 -> 3.67 -> 4,
-    # its only quote is not in the response: gated to 2
+    # no quote (an import refuses a quote that is not in the response): gated to 2
     assert cohort["responses"] == {"r1": {"clarity": 5}, "r2": {"clarity": 2}, "r3": {"clarity": 2}}
     assert cohort["traits"] == {"clarity": {"lo": 1.0, "hi": 5.0, "items": 3, "min_evidence": 1, "gate": 3, "n_scored": 3}}
 
