@@ -1,4 +1,4 @@
-"""The site's own 403 and 404 pages, in every environment, logged in one line.
+"""The site's own 403, 404 and 500 pages, in every environment, logged once.
 
 Django answers a 404 with its debug page (which lists every URL pattern of the site) when DEBUG
 is on, as it is for the demo, and logs a refused request with its traceback. This middleware
@@ -7,15 +7,31 @@ handlers use the same ones). Every 403 and 404 answer, the API's JSON ones too, 
 warning line (status, method, path, user) by ``evalsite.refused``; Django's own per-response
 warnings (``django.request``) are turned down to errors in the settings, so nothing is logged
 twice. API views are DRF's: they answer JSON themselves and only get the log line.
+
+A server error gets a short error id, logged with its traceback by ``evalsite.errors`` and shown
+on the site's ``500.html`` (under /api/: ``{"detail": "Server error", "error_id": ...}``), so a
+user can quote it and whoever runs the site can find the traceback. Never Django's debug page,
+which shows the settings and the process's environment: with DEBUG on (the demo) the middleware
+answers a view's exception itself, with DEBUG off Django calls ``server_error`` (``handler500``
+in ``evalsite.urls``), which also serves an exception raised outside any view.
 """
 import logging
+import sys
+import uuid
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, JsonResponse
+from django.core import signals
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpResponseServerError, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.views.debug import ExceptionReporter
 
 logger = logging.getLogger("evalsite.refused")
+server_logger = logging.getLogger("evalsite.errors")
+# Exceptions Django answers with a 4xx itself (its debug page for them under DEBUG is a 400's).
+CLIENT_ERRORS = (Http404, PermissionDenied, BadRequest, SuspiciousOperation, MultiPartParserError)
 
 
 def _log(request, status: int, reason: str) -> None:
@@ -50,7 +66,66 @@ class ErrorPagesMiddleware:
             response = _page(request, status, reason)
             response.refusal_reason = reason
             return response
+        if settings.DEBUG and not isinstance(exception, CLIENT_ERRORS):
+            # What Django does before its debug page: whoever listens for errors still hears of it.
+            signals.got_request_exception.send(sender=None, request=request)
+            return server_error_response(request, (type(exception), exception, exception.__traceback__))
         return None
+
+
+def _username(request) -> str:
+    try:
+        user = request.user
+        return user.username if user.is_authenticated else "-"
+    except Exception:  # the error being reported may be the database the user comes from
+        return "?"
+
+
+def server_error_response(request, exc_info) -> HttpResponseServerError | JsonResponse:
+    """Log ``exc_info`` with a new error id and answer the site's 500 page (JSON under /api/)
+    that shows the id and nothing else."""
+    error_id = uuid.uuid4().hex[:12]
+    server_logger.error("500 %s %s (user %s): error id %s", request.method, request.path, _username(request), error_id,
+                        exc_info=exc_info, extra={"error_id": error_id, "status_code": 500, "request": request})
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": "Server error", "error_id": error_id}, status=500)
+    else:
+        try:
+            html = render_to_string("500.html", {"error_id": error_id})  # no request: no context processor can fail
+        except Exception:  # the page that says something broke must not break in turn
+            server_logger.exception("the 500 page could not be rendered (error id %s)", error_id)
+            html = f"<!doctype html><title>Server error</title><h1>Server error</h1><p>Error id {error_id}</p>"
+        response = HttpResponseServerError(html)
+    response.error_id = error_id
+    # The record above has the traceback and the id; Django's own "Internal Server Error" one would repeat it.
+    response._has_been_logged = True
+    return response
+
+
+class SiteExceptionReporter(ExceptionReporter):
+    """Django's debug pages with DEBUG on, for what the middleware cannot answer itself (an exception
+    in another middleware, a disallowed Host header, a suspicious request answered 400): the same
+    page with an error id, the details logged under it, never the settings or the environment."""
+
+    def get_traceback_html(self) -> str:
+        error_id = uuid.uuid4().hex[:12]
+        request = self.request
+        where = f"{request.method} {request.path}" if request is not None else "outside a request"
+        server_logger.error("%s: error id %s", where, error_id,
+                            exc_info=(self.exc_type, self.exc_value, self.tb) if self.exc_type else None,
+                            extra={"error_id": error_id})
+        try:
+            return render_to_string("500.html", {"error_id": error_id})
+        except Exception:  # the page that says something broke must not break in turn
+            return f"<!doctype html><title>Server error</title><h1>Server error</h1><p>Error id {error_id}</p>"
+
+    def get_traceback_text(self) -> str:
+        return "Server error: the details are in the log (evalsite.errors)."
+
+
+def server_error(request):
+    """``handler500``: Django calls it (DEBUG off) while the exception is being handled."""
+    return server_error_response(request, sys.exc_info())
 
 
 def _size(n: int) -> str:

@@ -18,3 +18,6 @@ urlpatterns = [
     path("", include("grading.urls")),
     path("", include("annotation.urls")),
 ]
+
+# A server error: the site's 500 page with an error id, never Django's (evalsite.errors).
+handler500 = "evalsite.errors.server_error"

@@ -1,16 +1,19 @@
 """The researcher's REST API of the grading app. For now one read: a source's decisions, the
 same ones every report, page and export uses (``grading.selectors.source_decisions``), so a
 pipeline can audit a figure decision by decision. For the project's adjudicators and managers
-(``annotation.access``: 404 without a role, 403 for a viewer).
+(``annotation.access``: 404 without a role, 403 for a viewer); a response or criterion the project
+does not have is a 404 too.
 """
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
+from annotation.models import Criterion, Response
 
 from .selectors import source_decision_records
 from .sources import source_parse
@@ -54,6 +57,12 @@ class DecisionListApi(APIView):
             source = source_parse(text=data["source"], project=project, local_only=True)
         except (ValueError, LookupError) as exc:
             return ApiResponse({"source": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        for name, model in (("response", Response), ("criterion", Criterion)):
+            wanted = data.get(name)
+            if wanted is not None and not model.objects.filter(project=project, external_id=wanted).exists():
+                # Not an empty list: the caller named something that is not there (often a database id).
+                raise NotFound(f"No {name} {wanted!r} in project {project.slug!r}; "
+                               f"'{name}' is the {name}_id of the bundle, as the decisions list it.")
         records = source_decision_records(source=source, response_external_id=data.get("response"),
                                           criterion_external_id=data.get("criterion"))
         paginator = DecisionPagination()

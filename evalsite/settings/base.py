@@ -202,12 +202,17 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
+# With DEBUG on (the demo), Django's debug pages would show the settings and the environment for an
+# error raised outside a view: the site's error page with an error id instead (evalsite.errors).
+DEFAULT_EXCEPTION_REPORTER = "evalsite.errors.SiteExceptionReporter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="WARNING")},
-    # 4xx answers are logged in one line each by evalsite.errors; server errors stay here.
+    # evalsite/errors.py logs 4xx answers in one line each (evalsite.refused) and server errors with
+    # their error id and traceback (evalsite.errors); django.request keeps only what neither logs.
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 

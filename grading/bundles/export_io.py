@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 
 from evalsite.spreadsheet import csv_cell
@@ -93,7 +94,10 @@ def cursor_rows(sql_queryset, chunk: int = 5000):
     labels query of a 2,500-case export for eleven minutes)."""
     if not sql_queryset.query.order_by:
         sql_queryset = sql_queryset.order_by()
-    sql, params = sql_queryset.query.sql_with_params()
+    try:
+        sql, params = sql_queryset.query.sql_with_params()
+    except EmptyResultSet:  # a filter that can match nothing (an empty ``__in``): no rows, as through the ORM
+        return
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(chunk):

@@ -142,3 +142,10 @@ class CommandTests:
 
         with pytest.raises(CommandError, match="unknown project 'nope'"):
             call_command("export_gold", "--project", "nope", "--out", str(tmp_path))
+
+
+def test_export_rows_of_an_empty_filter_are_none_not_an_error(db):
+    from annotation.models import Label
+    from grading.bundles.export_io import cursor_rows
+
+    assert list(cursor_rows(Label.objects.filter(response_id__in=[]).values_list("id"))) == []
