@@ -29,7 +29,7 @@ def item_project(db, tmp_path):
     parts = queue_parts()
     for label in parts["labels"]:
         if (label["response_id"], label["criterion_id"], label["annotator"]) == ("r2", "c1-k0", "a1"):
-            label.update(rationale=RATIONALE, evidence=["Answer r2", "a sentence that is not there"])
+            label.update(rationale=RATIONALE, evidence=["Answer r2"])
     parts["judgments"] = [{"response_id": "r2", "criterion_id": "c1-k0", "judge": "judge-x", "judge_model": "gpt-x",
                            "condition": "anonymized", "sample": 0, "verdict": "not_met",
                            "explanation": "No ECG ordered.", "evidence": []},
@@ -37,6 +37,10 @@ def item_project(db, tmp_path):
                            "condition": "anonymized", "sample": 0, "verdict": "met", "explanation": "Quoted.",
                            "evidence": ["Answer r1", "words the answer never says"]}]
     bundle_import(path=write_bundle(tmp_path / "item", parts))
+    # A quote stored before quotes were verified on every path (every write path refuses it now):
+    # the page must still mark it as not found.
+    Label.objects.filter(response__external_id="r2", criterion__external_id="c1-k0", annotator__username="a1").update(
+        evidence=["Answer r2", "a sentence that is not there"])
     return Project.objects.get(slug="queue")
 
 
