@@ -28,9 +28,12 @@ demo: venv
 	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 # Guard rails first (ruff: pyflakes, pycodestyle, import order; import-linter: the layering
-# contracts in .importlinter), then the whole suite.
+# contracts in .importlinter), then the whole suite: in two processes (xdist; each has its own
+# test database, live server and Chromium) and in a new random order each run (pytest-randomly;
+# the seed is printed first and last: replay it with PYTEST_ARGS=--randomly-seed=N).
+PYTEST_ARGS ?=
 test: venv lint
-	DJANGO_SETTINGS_MODULE=evalsite.settings.test $(BIN)/python -m pytest -q
+	DJANGO_SETTINGS_MODULE=evalsite.settings.test $(BIN)/python -m pytest -q -n 2 -p randomly $(PYTEST_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .

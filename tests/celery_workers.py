@@ -18,7 +18,10 @@ class SoloWorkers:
         self.env, self.log = env, log
         self.queue = f"{prefix}-{uuid.uuid4().hex[:8]}"
         self.started: list[subprocess.Popen] = []
-        self.client = Celery(f"{prefix}-client", broker=broker, backend=backend)
+        # Not the current app: the site's shared tasks (report pages, data jobs) would resolve to
+        # this client in the test's thread from then on, and be sent to the broker instead of
+        # running eagerly in every later test of the process.
+        self.client = Celery(f"{prefix}-client", broker=broker, backend=backend, set_as_current=False)
         self.client.conf.update(task_serializer="json", result_serializer="json", accept_content=["json"])
 
     def start(self, name: str) -> subprocess.Popen:

@@ -1,7 +1,62 @@
-"""Shared fixtures: a user factory and the small test bundle imported into the database."""
+"""Shared fixtures: a user factory and the small test bundle imported into the database, and what
+keeps every test independent of the others (``make test`` runs them in a random order, in two
+processes): each test has its own folders for job files and rate-limit state and an empty cache,
+and the run names its random seed at the start and at the end so a failure can be replayed."""
 import pytest
 
 from tests.bundles import write_bundle
+
+
+def _seed_line(config) -> str | None:
+    seed = getattr(config.option, "randomly_seed", None)
+    if seed is None or hasattr(config, "workerinput"):  # pytest-randomly off, or an xdist worker
+        return None
+    return f"Using --randomly-seed={seed} (replay this order: make test PYTEST_ARGS=--randomly-seed={seed})"
+
+
+def pytest_sessionstart(session):
+    line = _seed_line(session.config)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if line and reporter is not None:
+        reporter.write_line(line)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    line = _seed_line(config)
+    if line:
+        terminalreporter.write_line(line)
+
+
+@pytest.fixture(autouse=True)
+def _test_of_its_own(settings, tmp_path):
+    """Nothing a test leaves behind reaches another: job files and the file-based rate-limit state
+    go under this test's tmp_path instead of the shared var/ (two xdist workers, or two checkouts,
+    would share it; a folder a module's fixture chose is left alone), and the local-memory cache
+    starts empty (cached reports are keyed by ids that the next test's database hands out again)."""
+    from pathlib import Path
+
+    from django.core.cache import cache
+
+    shared = Path(settings.VAR_DIR)
+    for name, folder in (("EVALSITE_JOBS_DIR", "jobs"), ("EVALSITE_RATE_LIMIT_DIR", "ratelimits")):
+        if Path(getattr(settings, name)).is_relative_to(shared):
+            setattr(settings, name, tmp_path / folder)
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _celery_app_stays_the_sites():
+    """A test that creates a Celery app (a broker test's client) must not leave it as this thread's
+    current app: the site's shared tasks resolve through it, so every later test of the process
+    would send them to a broker instead of running them eagerly (``set_as_current=False``)."""
+    from celery import current_app
+
+    from evalsite.celery import app
+
+    yield
+    left = current_app._get_current_object()
+    app.set_current()  # one offender, one error: the tests after it run as they would
+    assert left is app, f"this test left the Celery app {left.main!r} current"
 
 
 @pytest.fixture

@@ -1,15 +1,25 @@
 """A real task through a real broker to a real Celery worker process, and its result back.
 
 Always with the embedded file-system broker that `make demo` uses; with Redis as well when
-CELERY_BROKER_URL points at one (the PostgreSQL + Redis leg of `.ci/run`).
+CELERY_BROKER_URL points at one (the PostgreSQL + Redis leg of `.ci/run`). The worker listens
+on a queue of this test's own, so test processes sharing a Redis server never take each
+other's tasks.
+
+Celery refuses ``result.get()`` while its process-wide "inside a task" flag is set, and an
+eager task sets that flag for as long as it runs, in whichever thread; two eager tasks that
+overlap in two threads (the live server's, in the browser tests) can leave it set for good.
+The test thread is never inside a task, so it says so (``disable_sync_subtasks=False``) and
+passes whatever other tests of this process did before it.
 """
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 from celery import Celery
+from celery.result import denied_join_result
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,17 +54,20 @@ def test_task_round_trip_through_a_real_worker(broker, tmp_path, monkeypatch):
     for name, value in env.items():  # Celery reads CELERY_BROKER_URL from the environment first
         monkeypatch.setenv(name, value)
     worker_env = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "CELERY_TASK_ALWAYS_EAGER": "false"}
+    queue = f"broker-test-{uuid.uuid4().hex[:8]}"
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--concurrency=1",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=warning"],
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=warning", "-Q", queue,
+         "-n", f"{queue}@%h"],
         cwd=ROOT, env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
     try:
-        client = Celery("evalsite-test-client")
+        client = Celery("evalsite-test-client", set_as_current=False)  # the site's app stays this process's own
         client.conf.update(conf, task_serializer="json", result_serializer="json", accept_content=["json"])
-        result = client.send_task("evalsite.ping", kwargs={"value": 7})
+        result = client.send_task("evalsite.ping", kwargs={"value": 7}, queue=queue)
         try:
-            payload = result.get(timeout=60)
+            with denied_join_result():  # the flag as an earlier test's eager tasks may have left it
+                payload = result.get(timeout=60, disable_sync_subtasks=False)
         except Exception:
             worker.terminate()
             print(worker.communicate(timeout=20)[0].decode(errors="replace"))
@@ -67,3 +80,6 @@ def test_task_round_trip_through_a_real_worker(broker, tmp_path, monkeypatch):
             worker.wait(timeout=20)
         except subprocess.TimeoutExpired:
             worker.kill()
+        if broker != "filesystem":
+            with client.connection_for_write() as conn:
+                conn.default_channel.queue_delete(queue)  # and its binding: nothing of this test stays in Redis

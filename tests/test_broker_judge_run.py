@@ -1,20 +1,16 @@
 """A real judge run through Redis to a real Celery worker process that writes to the same
 PostgreSQL test database; only in the PostgreSQL + Redis leg of `.ci/run`."""
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from celery import Celery
 from django.db import connection
 
 from annotation.models import Project
 from grading.bundles import bundle_import
 from grading.judges.services import judge_run_create
 from grading.models import Judge, JudgeRun, Judgment
+from tests.celery_workers import SoloWorkers
 
-ROOT = Path(__file__).resolve().parent.parent
 BROKER = os.environ.get("CELERY_BROKER_URL", "")
 
 
@@ -35,25 +31,20 @@ def test_baseline_judge_run_executes_on_a_worker(transactional_db, mini_bundle, 
            "DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "CELERY_TASK_ALWAYS_EAGER": "false"}
     monkeypatch.setenv("CELERY_BROKER_URL", BROKER)
     monkeypatch.setenv("CELERY_RESULT_BACKEND", backend)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool=solo", "--without-gossip",
-         "--without-mingle", "--without-heartbeat", "--loglevel=warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )
+    # A queue of this test's own: another test process on the same Redis (xdist, or another
+    # checkout's suite) never takes this run, and this worker never takes theirs.
+    workers = SoloWorkers(env=env, broker=BROKER, backend=backend, prefix="judge-run-test")
+    worker = workers.start("solo")
     try:
-        client = Celery("evalsite-test-client", broker=BROKER, backend=backend)
-        client.conf.update(task_serializer="json", result_serializer="json", accept_content=["json"])
-        summary = client.send_task("grading.judge_run_execute", kwargs={"run_id": run.pk}).get(timeout=120)
+        # disable_sync_subtasks=False: this thread is no task. Celery's "inside a task" flag is one
+        # per process, and eager tasks run by the live server's threads (browser tests) set it.
+        summary = workers.send(run.pk).get(timeout=120, disable_sync_subtasks=False)
     except Exception:
         worker.terminate()
         print(worker.communicate(timeout=20)[0].decode(errors="replace"))
         raise
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+        workers.stop()
     run.refresh_from_db()
     assert run.status == JudgeRun.FINISHED
     # 4 responses: 3 on case c1 (3 criteria each) + 1 on c2 (the 2 project criteria) = 11 calls.

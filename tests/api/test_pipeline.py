@@ -9,7 +9,6 @@ would. Celery runs eagerly here; the worker path of the same jobs is tests/test_
 """
 import io
 import json
-import time
 import zipfile
 from io import StringIO
 
@@ -19,6 +18,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from tests.bundles import bundle_parts, write_bundle
+from tests.celery_workers import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on_commit work (jobs, runs) runs as it would live
 
@@ -51,13 +51,17 @@ def _ok(response, status: int = 200):
     return response.json() if response.content else None
 
 
+def _wait_ended(client: Client, url: str, what: str) -> dict:
+    """Poll a job's or a run's status URL until it has ended (eagerly: at once); a bound, not a pace."""
+    def ended():
+        state = _ok(client.get(url))
+        return state if state["status"] in ("finished", "failed") else None
+
+    return wait_for(ended, 60, f"{what} at {url} to end", every=0.1)
+
+
 def _wait_job(client: Client, url: str) -> dict:
-    for _ in range(100):
-        job = _ok(client.get(url))
-        if job["status"] in ("finished", "failed"):
-            return job
-        time.sleep(0.1)
-    raise AssertionError(f"job {url} did not finish")
+    return _wait_ended(client, url, "the job")
 
 
 def _all(client: Client, url: str) -> list:
@@ -128,11 +132,7 @@ def test_a_whole_study_through_the_api(tmp_path, settings):
     # 4. The baseline judge, run on a worker (eagerly here) and followed at its URL.
     _ok(manager.post("/api/projects/pipe/judges/", {"name": "baseline", "backend": "baseline"}, content_type="application/json"), 201)
     run = _ok(manager.post("/api/projects/pipe/runs/", {"judge": "baseline"}, content_type="application/json"), 202)
-    for _ in range(100):
-        run = _ok(manager.get(f"/api/projects/pipe/runs/{run['id']}/"))
-        if run["status"] in ("finished", "failed"):
-            break
-        time.sleep(0.1)
+    run = _wait_ended(manager, f"/api/projects/pipe/runs/{run['id']}/", "the run")
     assert run["status"] == "finished" and run["done_calls"] == run["total_calls"] > 0, run
     assert len(_all(adjudicator, "/api/projects/pipe/judgments/?judge=baseline")) == run["total_calls"]
 

@@ -10,7 +10,6 @@ import io
 import json
 import re
 import zipfile
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,7 +18,6 @@ from playwright.sync_api import expect
 from tests.bundles import bundle_parts, write_bundle
 from tests.roles import grant
 
-SHOTS = Path("/tmp/shots")
 PASSWORD = "pw-adj-12345"
 M, N = "met", "not_met"
 # (response, criterion) -> (group-1's decision, group-2's). Disputed: r1 on ecg, abx and the ordinal
@@ -51,7 +49,7 @@ def _parts(slug: str, name: str) -> dict:
 
 
 @pytest.fixture
-def study(transactional_db, tmp_path, settings, monkeypatch):
+def study(transactional_db, tmp_path, settings, monkeypatch, screenshots):
     """Project "ward" (the adjudicator's) and "other" (no role there). Jobs are queued for the test,
     which plays the Celery worker, so the job page is seen polling before the file is ready."""
     from django.core.cache import cache
@@ -68,9 +66,8 @@ def study(transactional_db, tmp_path, settings, monkeypatch):
     bundle_import(path=write_bundle(tmp_path / "other", _parts("other", "Other study")))
     adjudicator = get_user_model().objects.create_user("adj", password=PASSWORD)
     grant(adjudicator, Project.objects.get(slug="ward"), "adjudicator")
-    SHOTS.mkdir(parents=True, exist_ok=True)
     return {"ward": Project.objects.get(slug="ward"), "other": Project.objects.get(slug="other"), "user": adjudicator,
-            "queued": queued}
+            "queued": queued, "shots": screenshots}
 
 
 def _open_count(page) -> int:
@@ -101,7 +98,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     expect(rows).to_have_count(3)
     assert rows.nth(0).get_attribute("data-response") == str(r1.pk)  # case c1 has the lowest MF1; r1 comes first
     expect(rows.nth(0).locator("td").nth(5)).to_have_text("3 / 3")
-    page.screenshot(path=str(SHOTS / "adjudication-queue.png"), full_page=True)
+    page.screenshot(path=str(study["shots"] / "adjudication-queue.png"), full_page=True)
 
     rows.nth(0).get_by_role("link", name="Adjudicate").click()
     expect(page.locator("h1")).to_contain_text("response r1")
@@ -113,7 +110,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
 
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_visible()
-    page.screenshot(path=str(SHOTS / "adjudication-item-help.png"), full_page=False)
+    page.screenshot(path=str(study["shots"] / "adjudication-item-help.png"), full_page=False)
     page.keyboard.press("?")
     expect(page.locator("#help")).to_be_hidden()
 
@@ -166,7 +163,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     expect(clarity.locator(".adjudicated")).to_contain_text("rubric ambiguity")
     expect(counter).to_have_text("0 of 3 disputed criteria still open")
     assert not call.locator(".final-decision").count()  # the agreed criterion was left alone
-    page.screenshot(path=str(SHOTS / "adjudication-item.png"))  # the viewport: the case and progress are sticky
+    page.screenshot(path=str(study["shots"] / "adjudication-item.png"))  # the viewport: the case and progress are sticky
 
     page.reload()  # everything is saved
     expect(counter).to_have_text("0 of 3 disputed criteria still open")
@@ -190,7 +187,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     assert _open_count(page) == open_before - 1
     expect(page.locator(f"#queue tr[data-response='{r1.pk}']")).to_have_count(0)
     expect(page.locator("#queue tbody tr[data-response]")).to_have_count(2)
-    page.screenshot(path=str(SHOTS / "adjudication-queue-after.png"), full_page=True)
+    page.screenshot(path=str(study["shots"] / "adjudication-queue-after.png"), full_page=True)
 
     # gold export from the project page: a background job; its page polls until the file is ready
     page.locator("p.muted").get_by_role("link", name="Ward study").click()
@@ -199,7 +196,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     expect(page.locator("#data-section .messages")).to_contain_text("Gold export queued")
     job_cell = page.locator("#data-section .job-status").first
     expect(job_cell).to_have_attribute("data-status", "queued")
-    page.screenshot(path=str(SHOTS / "adjudication-project-data.png"), full_page=True)
+    page.screenshot(path=str(study["shots"] / "adjudication-project-data.png"), full_page=True)
     job = DataJob.objects.get(project=ward, kind="export")
     assert study["queued"] == [job.pk]
     # The job page's polls wait while this thread plays the worker (SQLite's shared in-memory test
@@ -217,7 +214,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     expect(page.locator("h1")).to_contain_text(f"Gold export #{job.pk}")
     expect(page.locator(".messages")).to_have_count(0)  # "queued" was said on the project page, not again here
     expect(page.locator(f"#job-{job.pk} progress")).to_be_visible()
-    page.screenshot(path=str(SHOTS / "adjudication-job-queued.png"))
+    page.screenshot(path=str(study["shots"] / "adjudication-job-queued.png"))
     page.evaluate("window.sameDocument = true")
     assert data_job_run(job_id=job.pk).status == "finished"  # the worker
     polls["worker_done"] = True
@@ -226,7 +223,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     download_link = page.get_by_role("link", name="Download .zip")
     expect(download_link).to_be_visible()
     assert page.evaluate("window.sameDocument === true")  # no reload: the page polled
-    page.screenshot(path=str(SHOTS / "adjudication-job.png"), full_page=True)
+    page.screenshot(path=str(study["shots"] / "adjudication-job.png"), full_page=True)
     with page.expect_download() as download:
         download_link.click()
     assert re.fullmatch(r"ward-gold-\d{8}-\d{6}\.zip", download.value.suggested_filename)

@@ -1,9 +1,11 @@
 """Batch saves in real Chromium (issue 12, point 7): while one save is slow to answer, the
 clicks that pile up on other criteria go as one request and are all stored; a refused batch
 (here: a stale revision made in another tab) saves nothing and its clicks are sent one by one,
-each told on its own row."""
+each told on its own row.
+
+The slow save is held by the server until the test has made the clicks that pile up behind it,
+so the pile-up does not depend on how fast this machine clicks."""
 import threading
-import time
 
 import pytest
 from playwright.sync_api import expect
@@ -11,30 +13,35 @@ from playwright.sync_api import expect
 import annotation.views
 from tests.annotation.conftest import PASSWORD, build_study
 
+HOLD_SECONDS = 60  # a bound only: the test releases the held save as soon as its clicks are made
+
 
 @pytest.fixture
 def five(transactional_db):
     return build_study(slug="pile", n_cases=1, n_criteria=4, annotators=(("a1",),))
 
 
-def _slow_first_save(monkeypatch, seconds=1.5):
-    original, calls, lock = annotation.views.label_record, [], threading.Lock()
+@pytest.fixture
+def held_first_save(monkeypatch):
+    """The first single save waits in the server until ``release`` is set (by the test, or at
+    the latest when the test ends); the criteria the server was asked to save, in order."""
+    original, calls, lock, release = annotation.views.label_record, [], threading.Lock(), threading.Event()
 
-    def slow(**kwargs):
+    def held(**kwargs):
         with lock:
             calls.append(kwargs["criterion_id"])
             first = len(calls) == 1
         if first:
-            time.sleep(seconds)
+            release.wait(HOLD_SECONDS)
         return original(**kwargs)
 
-    monkeypatch.setattr(annotation.views, "label_record", slow)
-    return calls
+    monkeypatch.setattr(annotation.views, "label_record", held)
+    yield release
+    release.set()
 
 
-def _open_with_a_slow_first_save(page, login, monkeypatch):
-    """The first item of a1, its first save answered 1.5 s late; the POSTs the page sends."""
-    _slow_first_save(monkeypatch)
+def _open(page, login):
+    """The first item of a1; the POSTs the page sends."""
     login("a1", PASSWORD)
     page.goto("/work/next/")
     sent = []
@@ -42,15 +49,16 @@ def _open_with_a_slow_first_save(page, login, monkeypatch):
     return page.locator("#rubric form.crit"), sent
 
 
-def test_clicks_that_pile_up_go_as_one_batch(page, login, five, monkeypatch):
+def test_clicks_that_pile_up_go_as_one_batch(page, login, five, held_first_save):
     from annotation.models import Label, LabelHistory
 
-    rows, sent = _open_with_a_slow_first_save(page, login, monkeypatch)
-    rows.nth(0).locator('button[value="met"]').click()  # answered after 1.5 s ...
+    rows, sent = _open(page, login)
+    rows.nth(0).locator('button[value="met"]').click()  # held by the server ...
     rows.nth(1).locator('button[value="not_met"]').click()  # ... while these three pile up
     rows.nth(2).locator('button[value="cannot_assess"]').click()
     rows.nth(3).locator('button[value="met"]').click()
-    expect(page.locator(".counter")).to_have_text("4 / 5 decided", timeout=10_000)
+    held_first_save.set()
+    expect(page.locator(".counter")).to_have_text("4 / 5 decided")
     expect(page.locator("#pending-saves")).to_have_text("")
     batches = [url for url in sent if url.endswith("/batch/")]
     singles = [url for url in sent if "/criteria/" in url]
@@ -63,12 +71,12 @@ def test_clicks_that_pile_up_go_as_one_batch(page, login, five, monkeypatch):
         expect(rows.nth(i).locator(".crit-state")).to_contain_text("Saved")
 
 
-def test_a_refused_batch_saves_nothing_and_its_clicks_go_one_by_one(page, login, five, monkeypatch):
+def test_a_refused_batch_saves_nothing_and_its_clicks_go_one_by_one(page, login, five, held_first_save):
     from annotation.models import Label
     from annotation.selectors import criteria_for_response
     from annotation.services import label_record
 
-    rows, sent = _open_with_a_slow_first_save(page, login, monkeypatch)
+    rows, sent = _open(page, login)
     assignment = int(page.locator("#label-page").get_attribute("data-assignment"))
     rows.nth(0).locator('button[value="met"]').click()
     # Meanwhile "another tab" decides criterion 3: the page's revision for it is stale now.
@@ -79,7 +87,8 @@ def test_a_refused_batch_saves_nothing_and_its_clicks_go_one_by_one(page, login,
     label_record(assignment_id=assignment, criterion_id=third.pk, user=a.annotator, verdict="not_met")
     rows.nth(1).locator('button[value="met"]').click()
     rows.nth(2).locator('button[value="met"]').click()
-    expect(rows.nth(2).locator(".crit-state")).to_contain_text("changed in another tab", timeout=10_000)
+    held_first_save.set()
+    expect(rows.nth(2).locator(".crit-state")).to_contain_text("changed in another tab")
     expect(page.locator("#pending-saves")).to_have_text("")
     assert len([url for url in sent if url.endswith("/batch/")]) == 1  # tried once, refused
     labels = {label.criterion.position: label.verdict for label in

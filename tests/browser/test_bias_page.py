@@ -1,10 +1,8 @@
 """The bias page in Chromium (issue 13, point 1): heatmaps in the rubric's own points with each
 cell's Monte Carlo μ ± σ, the self-bias outlined, the warning for a condition with two judges,
-the experts' panel table, and the switch to [0, 1]. Screenshot: var/screenshots/bias.png."""
-from pathlib import Path
+the experts' panel table, and the switch to [0, 1]. Screenshot: bias.png in the screenshots folder."""
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
@@ -24,7 +22,7 @@ def points(transactional_db, tmp_path):
           "viewer")
 
 
-def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_judges(page, login, points):
+def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_judges(page, login, points, screenshots):
     login("res", "pw-12345")
     page.goto("/projects/points/reports/bias/?criterion=quality&reference=cohort:panel")
     attributed, anonymized = page.locator("#bias-attributed"), page.locator("#bias-anonymized")
@@ -37,9 +35,7 @@ def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_jud
     expect(attributed.locator(".warning")).to_have_count(0)
     expect(anonymized.locator(".warning")).to_contain_text("fewer than three judges score m1, m2, m3")
     expect(page.locator("#table-attenuation")).to_contain_text("m1")
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "bias.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "bias.png"), full_page=True)
 
     page.select_option("select[name=scale]", "unit")
     page.get_by_role("button", name="Show").click()

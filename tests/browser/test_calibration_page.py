@@ -1,11 +1,9 @@
 """The calibration page in Chromium (issue 13, point 4): after ``calibrate``, a viewer sees the
 stored calibration with QWK before and after and the human, raw and calibrated distributions
-of the held-out items. Screenshot: var/screenshots/calibration.png."""
+of the held-out items. Screenshot: calibration.png in the screenshots folder."""
 import io
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from playwright.sync_api import expect
@@ -28,7 +26,7 @@ def shift(transactional_db, tmp_path):
           "viewer")
 
 
-def test_the_calibration_page_shows_the_stored_calibration(page, login, shift):
+def test_the_calibration_page_shows_the_stored_calibration(page, login, shift, screenshots):
     login("res", "pw-12345")
     page.goto("/projects/shift/reports/calibration/")
     stored = page.locator("#stored-calibrations")
@@ -38,6 +36,4 @@ def test_the_calibration_page_shows_the_stored_calibration(page, login, shift):
     expect(chart).to_have_count(1)
     expect(chart).to_contain_text("human")
     expect(chart).to_contain_text("calibrated")
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "calibration.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "calibration.png"), full_page=True)

@@ -2,18 +2,16 @@
 the annotator opens and closes them with g above the rubric (not while typing), rendered and
 sanitized; a criterion's guidance shows on hover, opens with i on the selected criterion or with
 Enter on its focused summary, and stays open across the saves that re-render its row.
-Screenshot: var/screenshots/guidelines.png."""
+Screenshot: guidelines.png in the screenshots folder."""
 import re
-from pathlib import Path
 
-from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
 from tests.roles import grant
 
 
-def test_a_manager_writes_guidelines_and_an_annotator_reads_them_with_g(page, login, transactional_db, django_user_model):
+def test_a_manager_writes_guidelines_and_an_annotator_reads_them_with_g(page, login, transactional_db, django_user_model, screenshots):
     study = build_study(slug="guide", n_cases=1, n_criteria=2, annotators=(("a1",),))
     grant(django_user_model.objects.create_user("boss", password="pw-boss-1"), study.project, "manager")
     login("boss", "pw-boss-1")
@@ -32,9 +30,7 @@ def test_a_manager_writes_guidelines_and_an_annotator_reads_them_with_g(page, lo
     expect(guide).to_have_attribute("open", "")
     expect(guide.locator("strong")).to_have_text("met")
     assert guide.locator("img[onerror]").count() == 0
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "guidelines.png"))
+    page.screenshot(path=str(screenshots / "guidelines.png"))
     page.keyboard.press("y")
     expect(page.locator("#pending-saves")).to_have_text("")
     page.keyboard.press("e")  # the rationale has focus: g is a letter there

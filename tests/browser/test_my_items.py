@@ -1,10 +1,8 @@
 """My items in real Chromium (issue 12, point 5): from My work to the list, filtered by status
 and searched by case id, back into an item (read-only once submitted), and a reopened item's
-reason on the list and on the item. Screenshot: var/screenshots/my_items.png."""
-from pathlib import Path
+reason on the list and on the item. Screenshot: my_items.png in the screenshots folder."""
 
 import pytest
-from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
@@ -15,7 +13,7 @@ def two_cases(transactional_db):
     return build_study(slug="mine", n_cases=2, n_criteria=2, with_ordinal=False, annotators=(("a1",),))
 
 
-def test_an_annotator_finds_an_earlier_item_and_a_reopened_ones_reason(page, login, two_cases):
+def test_an_annotator_finds_an_earlier_item_and_a_reopened_ones_reason(page, login, two_cases, screenshots):
     from annotation.assignments import assignment_reopen
     from annotation.models import Assignment, CohortMembership
 
@@ -51,9 +49,7 @@ def test_an_annotator_finds_an_earlier_item_and_a_reopened_ones_reason(page, log
     row = page.locator(f"tr[data-assignment='{done.pk}']")
     expect(row).to_contain_text("Reopened by")
     expect(row).to_contain_text("Criterion 2 deserves a second look")
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "my_items.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "my_items.png"), full_page=True)
     with page.expect_navigation():
         row.get_by_role("link").click()
     expect(page.locator("#reopened")).to_contain_text("Criterion 2 deserves a second look")

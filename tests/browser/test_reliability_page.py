@@ -1,11 +1,10 @@
 """The reliability page in Chromium (issue 14, point 1): a viewer compares a judge with a cohort
 per model on a 0-4 criterion, reads the pooled QWK, switches the grouping, and downloads the
-table as CSV. Screenshot: var/screenshots/reliability.png."""
+table as CSV. Screenshot: reliability.png in the screenshots folder."""
 from pathlib import Path
 
 import numpy as np
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
@@ -26,7 +25,7 @@ def shift(transactional_db, tmp_path):
           "viewer")
 
 
-def test_the_reliability_page_compares_two_sources_per_group(page, login, shift):
+def test_the_reliability_page_compares_two_sources_per_group(page, login, shift, screenshots):
     login("res", "pw-12345")
     page.goto("/projects/shift/reports/reliability/?a=cohort:docs&b=judge:j&by=model")
     section = page.locator("#reliability")
@@ -36,9 +35,7 @@ def test_the_reliability_page_compares_two_sources_per_group(page, login, shift)
     rows = section.locator("#table-reliability tbody tr")
     expect(rows).to_have_count(4)  # pooled + three models
     expect(rows.first).to_contain_text("(pooled)")
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "reliability.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "reliability.png"), full_page=True)
 
     page.select_option("select[name=by]", "criterion")
     page.get_by_role("button", name="Show").click()

@@ -1,15 +1,11 @@
 """A researcher opens each of the five report pages of the ``mini`` project in Chromium
 and sees real figures: numbers computed from the labels, SVG charts and CSV links."""
-from pathlib import Path
-
 import pytest
 from django.contrib.auth import get_user_model
 
 from grading.models import Judge
 from tests.grading.reports.conftest import add_judgments
 from tests.roles import grant
-
-SHOTS = Path("/tmp/shots")
 
 
 @pytest.fixture
@@ -27,8 +23,7 @@ def researcher(transactional_db, mini_project):
     return mini_project
 
 
-def test_researcher_opens_every_report(page, login, researcher):
-    SHOTS.mkdir(exist_ok=True)
+def test_researcher_opens_every_report(page, login, researcher, screenshots):
     login("researcher", "pw-12345")
 
     page.goto("/projects/mini/reports/agreement/")
@@ -51,7 +46,7 @@ def test_researcher_opens_every_report(page, login, researcher):
     assert page.locator("input[type=checkbox][name=ci]").is_checked()
     # mini's responses are all of case c1: nothing to resample, so the interval is an en dash
     assert page.locator("#table-positive_rates tbody tr").first.inner_text().split("\t")[3] == "–"
-    page.screenshot(path=str(SHOTS / "judges-intervals.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "judges-intervals.png"), full_page=True)
     page.click("nav.report-nav >> text=Judges")
 
     page.click("nav.report-nav >> text=Bias")

@@ -3,11 +3,9 @@ sentences, ] and [ move the cursor, } widens it to a range, q quotes the range i
 criterion, which lifts the submit refusal of a criterion that needs a quote; the keys are letters
 in a text field; a quote whose text was altered on the page is refused by the server and changes
 nothing; the response's hostile markup stays inert in the bank. Screenshot:
-var/screenshots/sentence_bank.png."""
+sentence_bank.png in the screenshots folder."""
 import re
-from pathlib import Path
 
-from django.conf import settings
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import PASSWORD, build_study
@@ -27,7 +25,7 @@ def _evidence(position: int) -> list:
     return list(label.evidence) if label else []
 
 
-def test_an_annotator_quotes_a_range_of_sentences_with_the_keyboard(page, login, transactional_db):
+def test_an_annotator_quotes_a_range_of_sentences_with_the_keyboard(page, login, transactional_db, screenshots):
     build_study(slug="bank", n_cases=1, n_criteria=2, annotators=(("a1",),), min_evidence=1)
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -54,9 +52,7 @@ def test_an_annotator_quotes_a_range_of_sentences_with_the_keyboard(page, login,
     expect(sentences.nth(2)).to_have_class(IN_RANGE)
     expect(sentences.nth(2)).to_have_attribute("aria-current", "true")
     expect(sentences.nth(0)).not_to_have_class(IN_RANGE)
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "sentence_bank.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "sentence_bank.png"), full_page=True)
     page.keyboard.press("q")
     _settled(page)
     quote = "An ECG is needed for case 0. Rest **afterwards**."

@@ -1,10 +1,8 @@
 """The traits page in Chromium (issue 13, point 3): a viewer sees each response's trait score
 under a judge and a cohort, the QWK between them, the score distributions, and switches the
-source. Screenshot: var/screenshots/traits.png."""
-from pathlib import Path
+source. Screenshot: traits.png in the screenshots folder."""
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
@@ -26,7 +24,7 @@ def ruler(transactional_db, tmp_path):
           "viewer")
 
 
-def test_the_traits_page_compares_a_judge_with_a_cohort(page, login, ruler):
+def test_the_traits_page_compares_a_judge_with_a_cohort(page, login, ruler, screenshots):
     login("res", "pw-12345")
     page.goto("/projects/ruler/reports/traits/")
     section = page.locator("#traits")
@@ -37,9 +35,7 @@ def test_the_traits_page_compares_a_judge_with_a_cohort(page, login, ruler):
     expect(section.locator("#table-scores tbody tr")).to_have_count(3)
     expect(section.locator("#table-scores tbody tr").nth(1)).to_contain_text("r2")
     expect(section.locator("svg.chart")).to_have_count(1)
-    shots = Path(settings.BASE_DIR) / "var" / "screenshots"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / "traits.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "traits.png"), full_page=True)
 
     page.select_option("select[name=source]", "cohort:direct")
     page.select_option("select[name=reference]", "none")

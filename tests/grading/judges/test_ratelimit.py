@@ -129,6 +129,22 @@ def limiter(rpm=0, tpm=0) -> EndpointLimiter:
     return EndpointLimiter(endpoint=f"test-{uuid.uuid4().hex}", limits=EndpointLimits(rpm, tpm))
 
 
+@pytest.fixture
+def limiter_waits(monkeypatch) -> list[float]:
+    """The waits the limiter decides on (pyrate-limiter's sleeps, still slept): whether it waited is
+    its decision, where the time a wait took is the machine's."""
+    import pyrate_limiter.limiter
+
+    waits, sleep = [], pyrate_limiter.limiter.sleep
+
+    def recorded(seconds):
+        waits.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(pyrate_limiter.limiter, "sleep", recorded)
+    return waits
+
+
 def test_requests_are_spaced_evenly(settings, tmp_path):
     settings.EVALSITE_RATE_LIMIT_DIR = tmp_path
     paced = limiter(rpm=300)  # one every 0.2 s
@@ -139,14 +155,21 @@ def test_requests_are_spaced_evenly(settings, tmp_path):
     assert_paced(times, 0.2)
 
 
-def test_tokens_come_from_a_minute_bucket_and_an_oversized_request_still_goes(settings, tmp_path):
+def test_tokens_come_from_a_minute_bucket_and_an_oversized_request_still_goes(settings, tmp_path, limiter_waits):
     settings.EVALSITE_RATE_LIMIT_DIR = tmp_path
     paced = limiter(tpm=120)  # two tokens a second, a bucket of 120
-    assert paced.acquire(tokens=120) < 0.05  # a full bucket at rest
-    assert paced.acquire(tokens=1) >= 0.5 - 0.03  # the next token comes after half a second
+    started = time.monotonic()
+    paced.acquire(tokens=120)
+    assert limiter_waits == []  # a full bucket at rest: no wait
+    paced.acquire(tokens=1)
+    # the next token comes half a second after the bucket was emptied (a lower bound: a loaded
+    # machine only makes it later)
+    assert limiter_waits and time.monotonic() - started >= 0.5 - 0.03
     # Larger than the whole minute's limit: it goes when the bucket is full (at once, at rest),
     # instead of never.
-    assert limiter(tpm=120).acquire(tokens=10_000) < 0.05
+    limiter_waits.clear()
+    limiter(tpm=120).acquire(tokens=10_000)
+    assert limiter_waits == []
 
 
 def test_a_request_counts_its_characters_and_its_output_cap():
@@ -160,9 +183,8 @@ import sys, time, django
 django.setup()
 from grading.judges.ratelimit import EndpointLimiter, EndpointLimits
 paced = EndpointLimiter(endpoint=sys.argv[1], limits=EndpointLimits(requests_per_minute=int(sys.argv[2])))
-print(sys.argv[4], flush=True)  # ready
-while time.time() < float(sys.argv[3]):
-    time.sleep(0.001)
+print("ready", flush=True)
+sys.stdin.readline()  # "go": the test starts both processes together
 for _ in range(5):
     paced.acquire()
     print(time.time(), flush=True)
@@ -178,16 +200,19 @@ def test_two_processes_share_one_endpoint(store, tmp_path):
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "evalsite.settings.test", "PYTHONPATH": str(ROOT),
            "EVALSITE_RATE_LIMIT_DIR": str(tmp_path),
            "EVALSITE_RATE_LIMIT_REDIS_URL": "redis://127.0.0.1:6379/0" if store == "redis" else ""}
-    endpoint, start = f"test-{uuid.uuid4().hex}", time.time() + 3
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, endpoint, "300", str(start), "ready"], env=env, cwd=ROOT,
-                                 stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    endpoint = f"test-{uuid.uuid4().hex}"
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, endpoint, "300"], env=env, cwd=ROOT,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    for child in children:  # each has set up Django and its limiter ...
+        assert child.stdout.readline().strip() == "ready"
+    for child in children:  # ... before either is told to go
+        child.stdin.write("go\n")
+        child.stdin.flush()
     times = []
     for child in children:
         out, _ = child.communicate(timeout=60)
         assert child.returncode == 0
-        lines = out.split()
-        assert lines[0] == "ready"
-        times += [float(t) for t in lines[1:]]
+        times += [float(t) for t in out.split()]
     assert len(times) == 10
     assert_paced(times, 0.2)  # 300 per minute: one every 0.2 s, as one process alone would
 
@@ -230,8 +255,13 @@ def test_a_retry_waits_for_its_turn_too(make_judge, run_judge, chat_server, sett
     assert_paced(chat_server.times, 0.2)
 
 
-def test_without_a_limit_nothing_waits(make_judge, run_judge, chat_server):
+def test_without_a_limit_nothing_waits(make_judge, run_judge, chat_server, limiter_waits, monkeypatch):
+    from grading.judges import runner
+
+    limiters, limiter_for = [], runner.endpoint_limiter
+    monkeypatch.setattr(runner, "endpoint_limiter", lambda judge: limiters.append(limiter_for(judge)) or limiters[-1])
     judge = make_judge("free", concurrency=4)
-    started = time.monotonic()
     run, _ = run_judge(judge)
-    assert run.status == JudgeRun.FINISHED and time.monotonic() - started < 1.1  # 11 calls at 0.1 s would take 1.0 s
+    assert run.status == JudgeRun.FINISHED and len(chat_server.times) == ITEMS
+    assert limiters and all(made is None for made in limiters)  # no limiter on the endpoint ...
+    assert limiter_waits == [] and run_judge.sleeps == []  # ... so no call waited for its turn

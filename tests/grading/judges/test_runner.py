@@ -2,6 +2,7 @@
 timeouts, the concurrency limit, cost, the cache, stop / resume and crash recovery."""
 import json
 import re
+import threading
 from decimal import Decimal
 
 import pytest
@@ -168,10 +169,22 @@ def test_timeouts_are_retried_and_can_exhaust_retries(make_judge, run_judge, cha
 
 
 def test_concurrency_limit_is_respected(make_judge, run_judge, chat_server):
-    chat_server.latency = 0.03
+    overlapped = threading.Event()
+
+    def script(body, index):
+        # The first call is answered only once another one is in flight: calls overlap because the
+        # runner sends them side by side, not because this machine happened to be quick.
+        with chat_server.lock:
+            if chat_server.in_flight >= 2:
+                overlapped.set()
+        if index == 0:
+            overlapped.wait(60)
+        return default_script(body, index)
+
+    chat_server.script, chat_server.latency = script, 0.03
     run, _ = run_judge(make_judge(concurrency=3, samples=4))
     assert run.done_calls == ITEMS * 4 == len(chat_server.requests)
-    assert 2 <= chat_server.max_in_flight <= 3
+    assert overlapped.is_set() and 2 <= chat_server.max_in_flight <= 3
 
 
 def test_rerun_is_served_from_the_cache_and_costs_nothing(make_judge, run_judge, chat_server):
