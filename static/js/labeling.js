@@ -59,17 +59,26 @@
 
   /* A criterion's guidance stays open across the saves that answer its row (rows are merged in
    * place, so only a re-rendered one would close it). */
-  const openGuidance = new Set();
+  // Row id -> the guidance element that was open. Only a re-rendered row (a new element) has its
+  // guidance opened again: a row merged in place keeps whatever the annotator last did with it,
+  // even when the toggle event of that last click or key has not arrived yet.
+  const openGuidance = new Map();
+  function guidanceState(row, guide) {
+    if (guide.open) openGuidance.set(row.id, guide);
+    else openGuidance.delete(row.id);
+  }
   document.addEventListener("toggle", (e) => {
     if (!e.target.matches || !e.target.matches("details[data-guidance]")) return;
     const row = e.target.closest("form.crit");
-    if (row && e.target.open) openGuidance.add(row.id);
-    else if (row) openGuidance.delete(row.id);
+    if (row) guidanceState(row, e.target);
   }, true);
   function reopenGuidance() {
-    openGuidance.forEach((id) => {
+    openGuidance.forEach((element, id) => {
       const guide = document.querySelector("#" + id + " details[data-guidance]");
-      if (guide && !guide.open) guide.open = true;
+      if (guide && guide !== element && !guide.open) {
+        guide.open = true;
+        openGuidance.set(id, guide);
+      }
     });
   }
 
@@ -453,6 +462,7 @@
         const guide = row && row.querySelector("details[data-guidance]");
         if (!guide) { hint("Criterion " + (row ? row.querySelector(".crit-num").textContent : "") + " has no guidance."); break; }
         guide.open = !guide.open;
+        guidanceState(row, guide);  // now, not when the toggle event arrives
         if (guide.open) guide.scrollIntoView({ block: "nearest" });
         break;
       }

@@ -15,6 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from tests.browser.conftest import scripts_ready
 from tests.bundles import bundle_parts, write_bundle
 from tests.roles import grant
 
@@ -101,6 +102,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     page.screenshot(path=str(study["shots"] / "adjudication-queue.png"), full_page=True)
 
     rows.nth(0).get_by_role("link", name="Adjudicate").click()
+    scripts_ready(page)  # the click returns once the page is there, maybe before its keyboard
     expect(page.locator("h1")).to_contain_text("response r1")
     counter = page.locator("#adjudication-progress .counter")
     expect(counter).to_have_text("3 of 3 disputed criteria still open")

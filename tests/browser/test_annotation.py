@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.annotation.conftest import MODELS, PASSWORD, build_study
+from tests.browser.conftest import scripts_ready
 
 SELECT_IN_RESPONSE = """(text) => {
   const body = document.getElementById('response-body');
@@ -47,6 +48,7 @@ def test_label_with_the_mouse_attach_evidence_reload_and_submit(page, login, wor
     expect(page.locator("h1")).to_have_text("My work")
     expect(page.locator('[data-count="open"]')).to_have_text("2")
     page.get_by_role("link", name="Next item").click()
+    scripts_ready(page)  # the click returns once the page is there, maybe before its script
     expect(page.locator(".counter")).to_have_text("0 / 5 decided")
     expect(page.locator("#submit-btn")).to_be_disabled()
 
