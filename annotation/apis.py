@@ -18,7 +18,7 @@ from evalsite.api_pagination import Pagination
 from . import selectors
 from .assignments import assignment_submit
 from .decisions import VERDICTS
-from .labelwrite import BATCH_MAX, MAX_QUOTE, MAX_RATIONALE
+from .labels import BATCH_MAX, MAX_QUOTE, MAX_RATIONALE
 from .markdown import markdown_render
 from .models import Assignment
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch

@@ -3,7 +3,7 @@ from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
 from .decisions import VERDICTS, DecisionError, choice_parse
-from .labelwrite import BATCH_MAX, MAX_RATIONALE
+from .labels import BATCH_MAX, MAX_RATIONALE
 
 
 class LabelSaveForm(forms.Form):

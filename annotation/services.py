@@ -1,12 +1,12 @@
 """Writes of labels as the entry points call them: ``label_record`` and ``labels_record_batch``
 (the labeling page and the API: the annotator's own assignment) and ``label_save`` (the checker
 review, the admin, re-imports: a label named by response, criterion, cohort and owner). All three
-are one call of ``labelwrite.labels_write``, the one write service, so validation, the revision
+are one call of ``labels.labels_write``, the one write service, so validation, the revision
 check and the history row are the same on every path.
 """
 from django.utils import timezone
 
-from .labelwrite import BATCH_MAX, BatchRefused, LabelChange, LabelConflict, label_state, labels_delete, labels_write
+from .labels import BATCH_MAX, BatchRefused, LabelChange, LabelConflict, label_state, labels_delete, labels_write
 from .models import Assignment, Cohort, Criterion, Label, Project, Response
 
 __all__ = [

@@ -30,7 +30,7 @@ is each of the 50 annotators clicking about once a second (``--think-ms 1000``, 
 Twice that rate is run too, for headroom. ``--think-ms 0`` (no pauses at all) is a saturation
 test: with 50 clients always waiting, latency is 50 / throughput by Little's law, so it
 measures how many saves per second the machine sustains, not what an annotator waits.
-Before the save path was written in plain SQL (``annotation.labelwrite``) one save cost about
+Before the save path was written in plain SQL (``annotation.labels``) one save cost about
 13 ms of Python in ORM query building; see the issue notes for the figures before and after.
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 
 from annotation.decisions import DecisionError, decision_validate
-from annotation.labelwrite import MAX_RATIONALE, LabelChange, label_input_check, labels_import_history, labels_write
+from annotation.labels import MAX_RATIONALE, LabelChange, label_input_check, labels_import_history, labels_write
 from annotation.markdown import response_quote_checker
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
 from evalsite.fastinsert import InsertFailed, RowWriter, lock_key_share

@@ -1,9 +1,11 @@
-"""The one label write service (annotation.labelwrite): a write guarded by the revision it read,
+"""The one label write service (annotation.labels): a write guarded by the revision it read,
 so a change made elsewhere in between is reported, never overwritten; validation, revision checks
 and history on every path; and the progress counter over a case's own rubric or the project-wide one."""
 import pytest
 
-from annotation import labelwrite, selectors
+from annotation import selectors
+from annotation.labels import label_state
+from annotation.labels import targets as label_targets
 from annotation.models import Criterion, Label, LabelHistory, Response
 from annotation.selectors import criteria_for_response
 from annotation.services import LabelConflict, label_record, label_save
@@ -23,7 +25,7 @@ def _edit_right_after_the_read(monkeypatch, assignment, criterion):
     (what a concurrent transaction on PostgreSQL can see); the write guarded by that revision finds
     no row, and the service reads again."""
     label = Label.objects.get(response=assignment.response, criterion=criterion, annotator=assignment.annotator)
-    real_read = labelwrite._assignment_targets
+    real_read = label_targets.assignment_targets
     calls = []
 
     def stale_first_read(**kwargs):
@@ -34,7 +36,7 @@ def _edit_right_after_the_read(monkeypatch, assignment, criterion):
         return assignment, targets
 
     _admin_edit(assignment, criterion, "cannot_assess")
-    monkeypatch.setattr(labelwrite, "_assignment_targets", stale_first_read)
+    monkeypatch.setattr(label_targets, "assignment_targets", stale_first_read)
     return calls
 
 
@@ -221,7 +223,7 @@ def test_an_import_writes_one_history_row_per_label(mini_project):
     assert set(history.values_list("action", flat=True)) == {"import"}
     label = labels.filter(option_label__isnull=False).first()
     entry = history.get(label=label)
-    assert entry.old is None and entry.new == labelwrite.label_state(label) and entry.note.startswith("import of")
+    assert entry.old is None and entry.new == label_state(label) and entry.note.startswith("import of")
 
 
 def test_an_admin_delete_keeps_the_history_and_says_who_deleted_what(study, client):
