@@ -14,6 +14,6 @@ urlpatterns = [
     path("projects/<slug:slug>/audit/", views.project_audit, name="project-audit"),
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),
     path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),
-    path("projects/<slug:slug>/quality/", include("grading.qc_urls")),
+    path("projects/<slug:slug>/quality/", include("grading.qc.urls")),
     path("", include("grading.judges.urls")),
 ]

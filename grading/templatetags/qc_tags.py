@@ -5,7 +5,7 @@ from django import template
 from django.template.loader import render_to_string
 
 from annotation.access import user_may
-from grading.qc import qc_counts
+from grading.qc.selectors import qc_counts
 
 register = template.Library()
 

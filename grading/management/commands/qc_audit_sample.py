@@ -1,7 +1,7 @@
 """``manage.py qc_audit_sample --project SLUG [--share 0.2] [--seed 0]``: draw a seeded share of the
-cases that are not excluded for senior audit (SPEC §5; ``grading.qc.qc_audit_sample``)."""
+cases that are not excluded for senior audit (SPEC §5; ``grading.qc.services.qc_audit_sample``)."""
 from evalsite.cli import JsonCommand
-from grading.qc import qc_audit_sample
+from grading.qc.services import qc_audit_sample
 from grading.sources import project_get
 
 

@@ -1,8 +1,8 @@
 """``manage.py qc_screen --project SLUG --source SOURCE --models A,B,C [--threshold 50]``: flag the
 cases whose mean rubric accuracy over the screening models' responses is at or above the threshold
-(percent) for exclusion (SPEC §5; ``grading.qc.qc_screen``)."""
+(percent) for exclusion (SPEC §5; ``grading.qc.services.qc_screen``)."""
 from evalsite.cli import JsonCommand
-from grading.qc import qc_screen
+from grading.qc.services import qc_screen
 from grading.sources import project_get
 
 KEYS = ("threshold", "n_cases", "flagged", "by_case")

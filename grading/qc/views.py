@@ -1,7 +1,7 @@
 """The quality-control page of a project (managers only, ``annotation.access``): the counts, the
 screening form, the audit-sample form, an outcome form for each case drawn for audit and a
 reinstate form for each flagged case. Each form is a plain POST that calls one service of
-``grading.qc`` and redirects back to the page with a message (the error, if any, in words).
+``grading.qc.services`` and redirects back to the page with a message (the error, if any, in words).
 """
 from django import forms
 from django.contrib import messages
@@ -14,7 +14,9 @@ from django.views.decorators.http import require_POST
 from annotation.access import project_get_for
 from annotation.models import Case
 
-from .qc import MAX_NOTE, OUTCOMES, qc_audit_record, qc_audit_sample, qc_reinstate, qc_screen, qc_screen_choices, qc_summary
+from .rules import MAX_NOTE, OUTCOMES
+from .selectors import qc_screen_choices, qc_summary
+from .services import qc_audit_record, qc_audit_sample, qc_reinstate, qc_screen
 
 
 class ScreenForm(forms.Form):
