@@ -106,7 +106,7 @@ def label_page(request, assignment_id: int):
 
 @login_required
 @require_POST
-def label_save(request, assignment_id: int, criterion_id: int):
+def label_save_view(request, assignment_id: int, criterion_id: int):
     form = LabelSaveForm(request.POST)
     row, assignment = selectors.CriterionRow(criterion=None), None
     if not form.is_valid():
@@ -137,7 +137,7 @@ def label_save(request, assignment_id: int, criterion_id: int):
 
 @login_required
 @require_POST
-def label_save_batch(request, assignment_id: int):
+def label_batch_view(request, assignment_id: int):
     """Several piled-up clicks of the labeling page in one request (``batch``: JSON), all or none
     (``labels_record_batch``). The answer is every saved row and the progress bar, swapped in
     out of band; a refused batch (409 stale, 400 invalid) saved nothing, and the page sends the

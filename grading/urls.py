@@ -1,7 +1,8 @@
 """URLs of the grading pages (the project page, reports and judges) and of the researcher API."""
 from django.urls import include, path
 
-from . import apis, views
+from . import views
+from .api.decisions import DecisionListApi
 
 urlpatterns = [
     path("projects/import/", views.site_import, name="site-import"),
@@ -9,7 +10,7 @@ urlpatterns = [
     path("projects/<slug:slug>/import/", views.project_import, name="project-import"),
     path("jobs/<id:job_id>/", views.data_job, name="data-job"),
     path("jobs/<id:job_id>/download/", views.data_job_download, name="data-job-download"),
-    path("api/projects/<slug:slug>/decisions/", apis.DecisionListApi.as_view(), name="api-decisions"),
+    path("api/projects/<slug:slug>/decisions/", DecisionListApi.as_view(), name="api-decisions"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/audit/", views.project_audit, name="project-audit"),
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),

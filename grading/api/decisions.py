@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 from annotation.access import project_get_for
 from annotation.models import Criterion, Response
 
-from .selectors import source_decision_records
-from .sources import source_parse
+from ..selectors import source_decision_records
+from ..sources import source_parse
 
 
 class DecisionPagination(LimitOffsetPagination):
