@@ -20,9 +20,6 @@
   "use strict";
   const page = document.getElementById("adjudication-page");
   if (!page) return;
-  let currentId = null;
-  const rows = () => Array.from(document.querySelectorAll("#rubric form.adjudication-row"));
-  const current = () => (currentId && document.getElementById(currentId)) || null;
   const isOpen = (form) => !!(form && form.querySelector("details") && form.querySelector("details").open);
   const busy = (form) => form.classList.contains("htmx-request");
   const deferred = [];  // {id, name, value}: a button (name, value) or the form's fields (name null) to send after the swap
@@ -31,6 +28,14 @@
   let leaving = false;  // Enter was pressed while saves were pending: go once they are done
   let replacing = null;  // the row being swapped out right now
 
+  const { rows, current, highlight, navigate } = window.evalsiteRows("#rubric form.adjudication-row", {
+    place: (form, note) => form.querySelector("details").append(note),
+    onFailure: (form) => {
+      // What waited for this row was not sent either; the row's notice says so.
+      for (let i = deferred.length - 1; i >= 0; i--) if (deferred[i].id === form.id) deferred.splice(i, 1);
+      leaving = false;
+    },
+  });
   const idle = () => !deferred.length && !document.querySelector("#rubric form.adjudication-row.htmx-request");
 
   function send(form, name, value) {
@@ -46,22 +51,6 @@
   }
 
   const dirty = (field) => field.matches("select") ? field.dataset.dirty === "true" : field.value !== field.defaultValue;
-
-  function report(elt, why) {
-    const form = elt && elt.closest && elt.closest("form.adjudication-row");
-    if (!form) return;
-    let note = form.querySelector(".send-error");
-    if (!note) {
-      note = document.createElement("p");
-      note.className = "error send-error";
-      note.setAttribute("role", "alert");
-      form.querySelector("details").append(note);
-    }
-    note.textContent = "Not saved (" + why + "). Press the button (or the key) again.";
-    // What waited for this row was not sent either; the message above says so.
-    for (let i = deferred.length - 1; i >= 0; i--) if (deferred[i].id === form.id) deferred.splice(i, 1);
-    leaving = false;
-  }
 
   // Before a row is replaced: remember the field being typed in and unsaved text or category.
   function remember(form) {
@@ -99,10 +88,6 @@
   }
 
   if (typeof htmx !== "undefined") {
-    htmx.config.timeout = 15000;
-    document.body.addEventListener("htmx:responseError", (e) => report(e.detail.elt, "server answered " + e.detail.xhr.status));
-    document.body.addEventListener("htmx:sendError", (e) => report(e.detail.elt, "no connection"));
-    document.body.addEventListener("htmx:timeout", (e) => report(e.detail.elt, "no answer"));
     document.body.addEventListener("htmx:beforeSwap", (e) => {
       const form = e.detail.elt && e.detail.elt.closest && e.detail.elt.closest("form.adjudication-row");
       if (form && e.detail.shouldSwap) { remember(form); replacing = form; }
@@ -129,34 +114,6 @@
     });
   }
 
-  function highlight(form) {
-    rows().forEach((r) => {
-      const on = r === form;
-      r.classList.toggle("focused", on);
-      if (on) r.setAttribute("aria-current", "true"); else r.removeAttribute("aria-current");
-    });
-    if (form) currentId = form.id;
-  }
-
-  function move(step) {
-    const all = rows();
-    if (!all.length) return;
-    const at = all.indexOf(current());
-    const next = all[Math.max(0, Math.min(all.length - 1, at < 0 ? 0 : at + step))];
-    highlight(next);
-    next.scrollIntoView({ block: "nearest" });
-  }
-
-  function toggleHelp() {
-    const help = document.getElementById("help");
-    help.hidden = !help.hidden;
-  }
-
-  document.addEventListener("click", (e) => {
-    if (e.target.closest("[data-help-toggle]")) { toggleHelp(); return; }
-    const form = e.target.closest("form.adjudication-row");
-    if (form) highlight(form);
-  });
   // A click (or a key's click) on a row that is saving waits for the row's answer.
   document.addEventListener("click", (e) => {
     const button = e.target.closest && e.target.closest("form.adjudication-row button[type=submit]");
@@ -193,20 +150,9 @@
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     // Enter on a button, link or summary reached with Tab presses it, as everywhere else.
     if (e.key === "Enter" && e.target.closest && e.target.closest("button, a, summary")) return;
-    const help = document.getElementById("help");
-    if (e.key === "?") { toggleHelp(); e.preventDefault(); return; }
-    if (e.key === "Escape" && !help.hidden) { help.hidden = true; return; }
-    if (e.key === "j" || e.key === "ArrowDown") { move(1); e.preventDefault(); return; }
-    if (e.key === "k" || e.key === "ArrowUp") { move(-1); e.preventDefault(); return; }
+    // d: the next disputed criterion still open
+    if (navigate(e, (r) => r.dataset.disputed === "true" && !r.classList.contains("decided"))) return;
     if (e.key === "Enter") { e.preventDefault(); leave(); return; }
-    if (e.key === "d") {
-      const all = rows();
-      const at = all.indexOf(current());
-      const next = all.slice(at + 1).concat(all.slice(0, at + 1))
-        .find((r) => r.dataset.disputed === "true" && !r.classList.contains("decided"));
-      if (next) { highlight(next); next.scrollIntoView({ block: "nearest" }); e.preventDefault(); }
-      return;
-    }
     const form = current();
     if (!form) return;
     if (e.key === "o") {

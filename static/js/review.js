@@ -16,52 +16,14 @@
   const page = document.getElementById("review-page");
   if (!page) return;
   const readOnly = page.dataset.readOnly === "true";
-  let currentId = null;
-
-  const rows = () => Array.from(document.querySelectorAll("#rubric form.review-row"));
-  const current = () => (currentId && document.getElementById(currentId)) || null;
-
-  function report(elt, why) {
-    const form = elt && elt.closest && elt.closest("form.review-row");
-    if (!form) return;
-    let note = form.querySelector(".send-error");
-    if (!note) {
-      note = document.createElement("p");
-      note.className = "error send-error";
-      note.setAttribute("role", "alert");
-      form.prepend(note);
-    }
-    note.textContent = "Not saved (" + why + "). Press the button (or the key) again.";
-  }
+  const { rows, current, highlight, navigate } = window.evalsiteRows("#rubric form.review-row");
   if (typeof htmx !== "undefined") {
-    htmx.config.timeout = 15000;
-    document.body.addEventListener("htmx:responseError", (e) => report(e.detail.elt, "server answered " + e.detail.xhr.status));
-    document.body.addEventListener("htmx:sendError", (e) => report(e.detail.elt, "no connection"));
-    document.body.addEventListener("htmx:timeout", (e) => report(e.detail.elt, "no answer"));
     // The swapped-in row keeps the highlight; focus returns to the page so keys work again.
     document.body.addEventListener("htmx:afterSwap", () => {
       highlight(current());
       if (document.activeElement === document.body || !document.activeElement) return;
       if (!document.activeElement.isConnected) document.body.focus();
     });
-  }
-
-  function highlight(form) {
-    rows().forEach((r) => {
-      const on = r === form;
-      r.classList.toggle("focused", on);
-      if (on) r.setAttribute("aria-current", "true"); else r.removeAttribute("aria-current");
-    });
-    if (form) currentId = form.id;
-  }
-
-  function move(step) {
-    const all = rows();
-    if (!all.length) return;
-    const at = all.indexOf(current());
-    const next = all[Math.max(0, Math.min(all.length - 1, at < 0 ? 0 : at + step))];
-    highlight(next);
-    next.scrollIntoView({ block: "nearest" });
   }
 
   function hint(form, text) {
@@ -98,17 +60,6 @@
     if (confirm) confirm.click();
   }
 
-  function toggleHelp() {
-    const help = document.getElementById("help");
-    help.hidden = !help.hidden;
-  }
-
-  document.addEventListener("click", (e) => {
-    if (e.target.closest("[data-help-toggle]")) { toggleHelp(); return; }
-    const form = e.target.closest("form.review-row");
-    if (form) highlight(form);
-  });
-
   document.addEventListener("keydown", (e) => {
     const field = e.target.closest && e.target.closest("input, textarea, select, [contenteditable]");
     if (field) {
@@ -121,19 +72,8 @@
       return;  // typing: no shortcut fires
     }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const help = document.getElementById("help");
-    if (e.key === "?") { toggleHelp(); e.preventDefault(); return; }
-    if (e.key === "Escape" && !help.hidden) { help.hidden = true; return; }
-    if (e.key === "j" || e.key === "ArrowDown") { move(1); e.preventDefault(); return; }
-    if (e.key === "k" || e.key === "ArrowUp") { move(-1); e.preventDefault(); return; }
-    if (e.key === "d") {  // the next disagreement that still needs a decision
-      const all = rows();
-      const at = all.indexOf(current());
-      const next = all.slice(at + 1).concat(all.slice(0, at + 1))
-        .find((r) => r.classList.contains("disagreed") && !r.classList.contains("decided"));
-      if (next) { highlight(next); next.scrollIntoView({ block: "nearest" }); e.preventDefault(); }
-      return;
-    }
+    // d: the next disagreement that still needs a decision
+    if (navigate(e, (r) => r.classList.contains("disagreed") && !r.classList.contains("decided"))) return;
     if (readOnly) return;
     if (e.key === "Enter") {
       const complete = document.getElementById("complete-btn");
