@@ -3,9 +3,20 @@ from django import forms
 
 
 class BundleUploadForm(forms.Form):
-    bundle = forms.FileField(help_text="A .zip of the bundle's folder (project.json and the .jsonl files).")
+    """An upload to import: the file, its format (the declared formats; empty: recognized from the
+    file) and, for a bundle over an existing project, whether its settings apply."""
+    bundle = forms.FileField(label="File")
+    format = forms.ChoiceField(required=False, label="Format")
     update_settings = forms.BooleanField(
         required=False, label="Also apply the bundle's project settings",
         help_text="Without this, an existing project's settings stay as they are (making a blind project not blind "
                   "only happens when this is ticked, and is recorded).",
     )
+
+    def __init__(self, *args, **kwargs):
+        from .formats.registry import formats
+
+        super().__init__(*args, **kwargs)
+        readable = formats(reading=True)
+        self.fields["format"].choices = [("", "recognize from the file"), *((f.name, f.title) for f in readable)]
+        self.fields["bundle"].help_text = "Upload " + "; or ".join(f"{f.upload_help} ({f.title})" for f in readable) + "."

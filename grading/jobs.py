@@ -1,5 +1,6 @@
 """Background data jobs for browser users (issue 10, point 7): a gold export (a .zip to download)
-or a bundle import (an uploaded .zip), each a Celery task, never run inside the web request.
+or an import (an uploaded file in one of the declared formats, ``grading.formats``), each a
+Celery task, never run inside the web request.
 
 ``data_job_*_start`` create the job and queue it once the transaction commits; ``data_job_run``
 (the task's one service) claims a queued job — or a running one whose worker fell silent for
@@ -85,22 +86,35 @@ def data_job_export_start(*, project: Project, user) -> DataJob:
 
 
 @transaction.atomic
-def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False) -> DataJob:
-    """Store an uploaded bundle (.zip) and queue its import. ``project``: the project the upload must
-    belong to (its project.json slug is checked when the job runs); None for a new project."""
+def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False,
+                          data_format: str = "") -> DataJob:
+    """Store an uploaded file and queue its import in ``data_format`` (a declared format's name;
+    empty: recognized from the file when the job runs). ``project``: the project the upload must
+    belong to (checked when the job runs); None for a new project."""
+    from .formats.registry import FormatError, format_get, formats, upload_suffixes
+
     limit = settings.EVALSITE_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
-    if not upload.name.lower().endswith(".zip"):
-        raise ValidationError({"bundle": "upload the bundle as a .zip of its folder (project.json and the .jsonl files)"})
+    if data_format:
+        try:
+            chosen = [format_get(data_format, reading=True)]
+        except FormatError as exc:
+            raise ValidationError({"format": exc.message}) from None
+    else:
+        chosen = formats(reading=True)
+    suffixes = tuple(s for f in chosen for s in f.suffixes) if data_format else upload_suffixes()
+    suffix = next((s for s in suffixes if upload.name.lower().endswith(s)), None)
+    if suffix is None:
+        raise ValidationError({"bundle": "upload " + "; or ".join(f.upload_help for f in chosen)})
     job = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=user, stage="queued",
                                  params={"update_settings": bool(update_settings), "name": upload.name[:200],
-                                         "expect_slug": project.slug if project else None})
-    target = jobs_dir(job) / "upload.zip"
+                                         "expect_slug": project.slug if project else None, "format": data_format})
+    target = jobs_dir(job) / f"upload{suffix}"
     with open(target, "wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-    job.file = f"{job.pk}/upload.zip"
+    job.file = f"{job.pk}/upload{suffix}"
     job.save(update_fields=["file"])
     _enqueue(job)
     return job
@@ -193,32 +207,22 @@ def _export(job: DataJob) -> dict:
 
 
 def _import(job: DataJob) -> dict:
-    from .bundles import BundleError, bundle_import
+    from .bundles import BundleError
+    from .formats.registry import ImportRequest, format_import
 
     path = job_path(job)
     if path is None:
         raise BundleError("upload", "the uploaded file is gone; upload it again")
-    expected = job.params.get("expect_slug")
-    if expected:
-        slug = _bundle_slug(path)
-        if slug != expected:
-            raise BundleError("project.json", f"this bundle is for project {slug!r}, not {expected!r}", field="slug")
     progress = _Progress(job)
     progress(0.05, "importing")
-    result = bundle_import(path=path, user=job.user, update_settings=job.params.get("update_settings", False))
-    project = Project.objects.filter(slug=result.project).first()
+    request = ImportRequest(path=path, user=job.user, project=job.params.get("expect_slug"),
+                            update_settings=job.params.get("update_settings", False))
+    result = format_import(request, name=job.params.get("format") or None)
+    project = Project.objects.filter(slug=result["project"]).first()
     DataJob.objects.filter(pk=job.pk).update(project=project)
     try:
-        path.unlink()  # the bundle is in the database now
+        path.unlink()  # the data is in the database now
         shutil.rmtree(path.parent, ignore_errors=True)
     except OSError:
         pass
-    return result.as_dict()
-
-
-def _bundle_slug(path: Path) -> str | None:
-    from .bundles import BundleReader
-
-    with BundleReader(path) as reader:
-        data = reader.read_json("project.json")
-    return data.get("slug") if isinstance(data, dict) else None
+    return result

@@ -56,10 +56,12 @@ def project_import(request, slug: str):
     if form is not None and form.is_valid():
         try:
             jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user, project=project,
-                                       update_settings=form.cleaned_data["update_settings"])
+                                       update_settings=form.cleaned_data["update_settings"],
+                                       data_format=form.cleaned_data["format"])
             messages.success(request, "Import queued: all or nothing; the result appears here.")
         except ValidationError as exc:
-            form.add_error("bundle", exc.message_dict.get("bundle", exc.messages))
+            for name, errors in exc.message_dict.items():
+                form.add_error(name if name in form.fields else "bundle", errors)
     return _section(request, project, form=form)
 
 
@@ -78,10 +80,12 @@ def site_import(request):
     if form.is_valid():
         try:
             job = jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user,
-                                             update_settings=form.cleaned_data["update_settings"])
+                                             update_settings=form.cleaned_data["update_settings"],
+                                             data_format=form.cleaned_data["format"])
             return redirect("data-job", job_id=job.pk)
         except ValidationError as exc:
-            form.add_error("bundle", exc.message_dict.get("bundle", exc.messages))
+            for name, errors in exc.message_dict.items():
+                form.add_error(name if name in form.fields else "bundle", errors)
     messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
     return redirect("home")
 

@@ -15,6 +15,7 @@ from annotation.models import Case, Cohort, Criterion, Project, ProjectRole, Res
 from annotation.projects import ROLE_CHOICES, cohort_member_add, project_role_set
 
 from .. import jobs
+from ..formats.registry import format_names
 from ..models import DataJob
 from .common import Pagination, StrictBooleanFilter, responses, validation_error, write_responses
 
@@ -50,8 +51,14 @@ class JobOutput(serializers.ModelSerializer):
 
 
 class UploadInput(serializers.Serializer):
-    bundle = serializers.FileField(help_text="A .zip of the bundle's folder (project.json and the .jsonl files).")
+    bundle = serializers.FileField(help_text="The file to import (a bundle: a .zip of its folder, project.json and the .jsonl files).")
+    format = serializers.ChoiceField(choices=[], required=False, allow_blank=True,
+                                     help_text="The file's format; left out, it is recognized from the file.")
     update_settings = serializers.BooleanField(default=False, help_text="Also apply the bundle's project settings.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = format_names(reading=True)  # the declared formats, at each request
 
 
 def _start_import(request, project: Project | None) -> ApiResponse:
@@ -59,7 +66,8 @@ def _start_import(request, project: Project | None) -> ApiResponse:
     data.is_valid(raise_exception=True)
     try:
         job = jobs.data_job_import_start(upload=data.validated_data["bundle"], user=request.user, project=project,
-                                         update_settings=data.validated_data["update_settings"])
+                                         update_settings=data.validated_data["update_settings"],
+                                         data_format=data.validated_data.get("format", ""))
     except ValidationError as exc:
         return validation_error(exc)
     return ApiResponse(JobOutput(job).data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/jobs/{job.pk}/"})

@@ -33,3 +33,9 @@ def project_data(context, project):
     if not (data["may_export"] or data["may_import"]):
         return ""
     return render_to_string("grading/_data_section.html", data, request=request)
+
+
+@register.simple_tag
+def upload_format_field():
+    """The upload's format menu, for a form this app does not render (the home page's new project)."""
+    return BundleUploadForm()["format"]

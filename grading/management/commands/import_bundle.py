@@ -1,25 +1,35 @@
-"""``manage.py import_bundle PATH [--update-settings]``: import a bundle directory or .zip (SPEC §4,
-§5). Over an existing project the bundle's settings are only compared, and those that differ are
-reported, unless ``--update-settings`` asks for them to be applied (recorded in the project's
-audit trail)."""
+"""``manage.py import_bundle PATH [--format NAME] [--project SLUG] [--update-settings]``: import a
+file in one of the declared formats (``grading.formats``; recognized from the file when not named)
+into a project, all or nothing (SPEC §4, §5). An evalsite bundle is a directory or .zip; over an
+existing project its settings are only compared, and those that differ are reported, unless
+``--update-settings`` asks for them to be applied (recorded in the project's audit trail)."""
+from pathlib import Path
+
 from evalsite.cli import JsonCommand
-from grading.bundles import BundleError, bundle_import
+from grading.bundles import BundleError
+from grading.formats.registry import ImportRequest, format_import, format_names
 
 
 class Command(JsonCommand):
-    help = "Import a bundle (directory or .zip). All or nothing; re-importing changes nothing."
+    help = "Import a file in a declared format (an evalsite bundle: a directory or .zip). All or nothing."
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
         parser.add_argument("path")
+        parser.add_argument("--format", choices=format_names(reading=True), default=None,
+                            help="the file's format (recognized from the file when left out)")
+        parser.add_argument("--project", default=None,
+                            help="the project the data goes into (a file that names another project is refused)")
         parser.add_argument(
             "--update-settings", action="store_true",
             help="apply project.json's settings to an existing project, unblinding included (recorded in its history)",
         )
 
     def run(self, **options) -> dict:
+        request = ImportRequest(path=Path(options["path"]), project=options["project"],
+                                update_settings=options["update_settings"])
         try:
-            return bundle_import(path=options["path"], update_settings=options["update_settings"]).as_dict()
+            return format_import(request, name=options["format"])
         except BundleError as exc:
             raise ValueError(f"import failed, nothing was written: {exc}") from exc
 

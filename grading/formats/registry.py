@@ -1,0 +1,143 @@
+"""The one place a data format is declared.
+
+A format module (``grading/formats/<name>.py``) ends with ``register(DataFormat(...))``: its name,
+what a user uploads (title, help, file suffixes), how a file of it is recognized (``detect``), and
+what it can do: read a file into a project (``read``, through the one label write service and the
+bundle importer's checks) and write a project out (``write``). Everything else follows from the
+declaration: ``manage.py import_bundle --format`` and ``export_bundle --format`` (their choices and
+auto-detection), the browser upload (a background job) with its format menu, and the API's upload
+endpoints with the format in their OpenAPI schema.
+
+Format modules are found by importing every module of this package on first use, so nothing here
+names a format and Django starts without loading the importers.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from grading.bundles.errors import BundleError
+
+NOT_FORMATS = {"registry"}  # modules of this package that declare no format
+
+
+class FormatError(BundleError):
+    """A file no declared format reads (or that several would), or a format that is not declared
+    or cannot do what was asked; it names the file, like every import error."""
+
+    def __init__(self, file: str, message: str):
+        super().__init__(file, message, field="format")
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What an import was asked to do, from whichever entry point (command, upload job, API)."""
+
+    path: Path
+    user: object = None
+    project: str | None = None  # the slug of the project the data must go into (a project's own import page or API)
+    update_settings: bool = False  # apply the file's project settings to an existing project (bundles)
+
+
+@dataclass(frozen=True)
+class DataFormat:
+    name: str  # what --format and the upload's "format" field take
+    title: str  # the menu's words
+    upload_help: str  # what to upload, in the user's words
+    suffixes: tuple[str, ...]  # file names an upload may have (".zip", ".jsonl", ...)
+    detect: Callable[[Path], bool]  # is this file (or folder) one of this format's? Cheap: reads at most the head
+    # Import: (request) -> SPEC §5's counts {"project", "cases", "criteria", "responses", "labels", "judgments"}
+    # (and more keys where the format has more to say); all or nothing; raises BundleError naming file, line, field.
+    read: Callable[[ImportRequest], dict] | None = None
+    # The project slug a file names, when the format names one (checked against ImportRequest.project).
+    project_of: Callable[[Path], str | None] | None = None
+    # Export: (project, out_dir) -> {"files": {name: sha256}, "counts": {name: lines}}.
+    write: Callable[..., dict] | None = None
+
+
+_FORMATS: dict[str, DataFormat] = {}
+_discovered = False
+
+
+def register(fmt: DataFormat) -> DataFormat:
+    """Declare ``fmt`` (a format module's last line). A name is declared once."""
+    known = _FORMATS.get(fmt.name)
+    if known is not None and known is not fmt:
+        raise ValueError(f"data format {fmt.name!r} is declared twice")
+    _FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def unregister(name: str) -> None:
+    """Forget a format (tests that declare one of their own)."""
+    _FORMATS.pop(name, None)
+
+
+def _discover() -> None:
+    global _discovered
+    if _discovered:
+        return
+    package = importlib.import_module(__package__)
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name not in NOT_FORMATS:
+            importlib.import_module(f"{__package__}.{module.name}")
+    _discovered = True
+
+
+def formats(*, reading: bool = False, writing: bool = False) -> list[DataFormat]:
+    """The declared formats in name order; ``reading`` / ``writing``: only those that import / export."""
+    _discover()
+    return [f for _, f in sorted(_FORMATS.items())
+            if (not reading or f.read is not None) and (not writing or f.write is not None)]
+
+
+def format_names(*, reading: bool = False, writing: bool = False) -> list[str]:
+    return [f.name for f in formats(reading=reading, writing=writing)]
+
+
+def format_get(name: str, *, reading: bool = False, writing: bool = False, file: str = "format") -> DataFormat:
+    """The declared format ``name`` that can do what is asked; FormatError names the choices."""
+    fits = {f.name: f for f in formats(reading=reading, writing=writing)}
+    if name not in fits:
+        what = "imports" if reading else "exports" if writing else "is declared"
+        raise FormatError(file, f"no format {name!r} {what} here; use one of {', '.join(fits) or 'none'}")
+    return fits[name]
+
+
+def upload_suffixes() -> tuple[str, ...]:
+    """Every file suffix some importing format takes (the upload's first check)."""
+    return tuple(sorted({s for f in formats(reading=True) for s in f.suffixes}))
+
+
+def format_for(path: Path, *, name: str | None = None) -> DataFormat:
+    """The format that reads ``path``: the one named, or the only one that recognizes the file."""
+    path = Path(path)
+    if name:
+        return format_get(name, reading=True, file=path.name)
+    found = [f for f in formats(reading=True) if f.detect(path)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        known = "; ".join(f"{f.title} ({', '.join(f.suffixes)})" for f in formats(reading=True))
+        raise FormatError(path.name, f"not a file any format here reads ({known}); name the format if it is one of them")
+    raise FormatError(path.name, f"could be read as {' or '.join(f.name for f in found)}; name the format")
+
+
+def format_import(request: ImportRequest, *, name: str | None = None) -> dict:
+    """Import ``request.path`` with the named or recognized format, all or nothing: SPEC §5's counts.
+    When the request is for one project and the file names its project, the two must agree."""
+    fmt = format_for(request.path, name=name)
+    if request.project and fmt.project_of is not None:
+        named = fmt.project_of(Path(request.path))
+        if named != request.project:
+            raise BundleError(Path(request.path).name, f"this bundle is for project {named!r}, not {request.project!r}",
+                              field="slug")
+    return fmt.read(request)
+
+
+def format_export(*, project, out_dir, name: str = "evalsite") -> dict:
+    """Write ``project`` into ``out_dir`` in the named format: files with their sha256 and counts."""
+    return format_get(name, writing=True).write(project=project, out_dir=Path(out_dir))
