@@ -17,11 +17,11 @@ from evalsite.api_pagination import Pagination
 
 from . import selectors
 from .assignments import assignment_submit
-from .decisions import VERDICTS
 from .labels import BATCH_MAX, MAX_QUOTE, MAX_RATIONALE
 from .markdown import markdown_render
 from .models import Assignment
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
+from .vocabulary import VERDICTS
 
 REVISION_HELP = ("The label's revision the caller last read, 0 for a label not saved yet. Required: a save "
                  "made without knowing the current state would overwrite somebody's newer one (409 when stale).")

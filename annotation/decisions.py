@@ -3,40 +3,14 @@ views and the judges, so that every entry point accepts and rejects exactly the 
 
 A decision is a verdict (binary criteria; ``cannot_assess`` is allowed for every kind), an
 option label (ordinal / nominal), or a value (ordinal only: any number between the lowest
-and the highest option value, e.g. a mean over repeated runs).
+and the highest option value, e.g. a mean over repeated runs). The names of the verdicts, and
+how a decision is shown and encoded in a form, are the vocabulary's (``annotation.vocabulary``).
 """
 from dataclasses import dataclass
 
-VERDICTS = ("met", "not_met", "cannot_assess")
+from .vocabulary import CANNOT_ASSESS, MET, VERDICTS, DecisionError
 
-
-class DecisionError(ValueError):
-    """A decision that does not fit its criterion; ``field`` names the offending field."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def choice_parse(raw: str, *, values: bool = False) -> dict:
-    """A decision button's value as a decision's keyword arguments: "verdict:met" →
-    ``{"verdict": "met"}``, "option:<label>" → ``{"option_label": label}`` and, where ``values``
-    are offered (adjudication of ordinal criteria), "value:7.5" → ``{"value": 7.5}``; "" → {}.
-    Anything else raises ``DecisionError`` on "choice"."""
-    if not raw:
-        return {}
-    kind, _, value = raw.partition(":")
-    if kind == "verdict" and value in VERDICTS:
-        return {"verdict": value}
-    if kind == "option" and value:
-        return {"option_label": value}
-    if kind == "value" and values:
-        try:
-            return {"value": float(value)}  # a number; whether it fits the criterion is decision_validate's rule
-        except ValueError:
-            pass
-    raise DecisionError("choice", "choose one of the offered decisions")
+__all__ = ["Decision", "DecisionError", "decision_validate", "quotes_missing"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +48,7 @@ def decision_validate(
     if verdict is not None:
         if verdict not in VERDICTS:
             raise DecisionError("verdict", f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
-        if kind != "binary" and verdict != "cannot_assess":
+        if kind != "binary" and verdict != CANNOT_ASSESS:
             raise DecisionError("verdict", f"verdict {verdict!r} given for a {kind} criterion (use option)")
         return Decision(verdict=str(verdict))
     if kind == "binary":
@@ -100,7 +74,7 @@ def quotes_missing(*, min_evidence: int, verdict: str | None, quotes: list[str],
     """How many more quotes a decision needs before it may be handed in (issue 12): a criterion
     that requires ``min_evidence`` quotes, marked met, needs that many valid ones (``is_valid``:
     the quote occurs in the response text, checked again now). Other decisions need none."""
-    if min_evidence <= 0 or verdict != "met":
+    if min_evidence <= 0 or verdict != MET:
         return 0
     return max(0, min_evidence - sum(1 for quote in quotes if is_valid(quote)))
 

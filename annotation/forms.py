@@ -2,8 +2,8 @@
 from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
-from .decisions import VERDICTS, DecisionError, choice_parse
 from .labels import BATCH_MAX, MAX_RATIONALE
+from .vocabulary import VERDICTS, DecisionError, choice_parse
 
 
 class LabelSaveForm(forms.Form):

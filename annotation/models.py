@@ -8,6 +8,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from .vocabulary import VERDICT_CHOICES
+
 
 class Project(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
@@ -259,8 +261,7 @@ class Label(models.Model):
     label. A checker label belongs to (response, criterion, cohort), whichever checker of the
     cohort recorded it last (``annotator``); it points at no assignment."""
 
-    MET, NOT_MET, CANNOT_ASSESS = "met", "not_met", "cannot_assess"
-    VERDICTS = [(MET, "met"), (NOT_MET, "not met"), (CANNOT_ASSESS, "cannot assess")]
+    VERDICTS = VERDICT_CHOICES  # the vocabulary's names and words (annotation.vocabulary)
     ANNOTATOR_ROLE, CHECKER_ROLE = "annotator", "checker"
 
     # Indexes are kept to those queries need: the (project, cohort) index covers project and

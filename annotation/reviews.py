@@ -15,20 +15,21 @@ from django.utils import timezone
 
 from .decisions import DecisionError, decision_validate
 from .models import Assignment, Criterion, Label
-from .selectors import ReviewItem, ReviewRow, criterion_get_for_response, review_item_get_for_checker, review_rows
+from .selectors import (
+    ReviewItem,
+    ReviewRow,
+    criterion_get_for_response,
+    decision_display,
+    review_item_get_for_checker,
+    review_rows,
+)
 from .services import label_save
 
 MAX_NOTE = 5000
 
 
 def _describe(label: Label | None) -> str:
-    if label is None:
-        return "undecided"
-    if label.option_label:
-        return label.option_label
-    if label.verdict:
-        return label.verdict.replace("_", " ")
-    return f"value {label.value:g}"
+    return decision_display(label, none="undecided")
 
 
 def _editable(item: ReviewItem) -> None:

@@ -5,3 +5,10 @@ from django.apps import AppConfig
 class GradingConfig(AppConfig):
     name = "grading"
     verbose_name = "Grading"
+
+    def ready(self) -> None:
+        # Every judge backend declares itself on import: discovered once, as the admin discovers
+        # admin modules, so ``Judge.kind`` knows them in every process.
+        from .judges.backends import backends
+
+        backends()

@@ -7,6 +7,7 @@ under both conditions is two judges, so bias reports can compare them (SPEC §3)
 from django.conf import settings
 from django.db import models
 
+from annotation import vocabulary
 from annotation.models import Criterion, Label, Project, Response, RubricVersion
 
 
@@ -34,19 +35,28 @@ class PromptTemplate(models.Model):
         return f"{self.name} v{self.version}"
 
 
+# The registered judge backends by name: filled by ``grading.judges.backends`` (its ``register``),
+# every built-in one at start-up (``GradingConfig.ready``). Kept here, below every reader, so the
+# read layer (``grading.selectors``) asks a judge for its backend (``Judge.kind``) without
+# importing ``grading.judges``, which reads through it.
+JUDGE_BACKENDS: dict = {}
+
+
 class Judge(models.Model):
+    # The stored names of the built-in backends, for code that creates judges of them. What a
+    # backend is and does is asked of its declaration in ``grading.judges.backends`` (the
+    # registry), never decided here or by comparing these names.
     OPENAI, BASELINE, REPLAY, PANEL, CALIBRATED = "openai", "baseline", "replay", "panel", "calibrated"
-    BACKENDS = [
-        (OPENAI, "OpenAI-compatible chat completions"), (BASELINE, "offline baseline"),
-        (REPLAY, "replay of imported judgments"), (PANEL, "panel of judges (vote)"),
-        (CALIBRATED, "another judge's calibrated scores (manage.py calibrate)"),
-    ]
     ATTRIBUTED, ANONYMIZED = "attributed", "anonymized"
     CONDITIONS = [(ATTRIBUTED, "attributed"), (ANONYMIZED, "anonymized")]
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=100)
-    backend = models.CharField(max_length=10, choices=BACKENDS, default=REPLAY)
+    backend = models.CharField(
+        max_length=32, default=REPLAY,
+        help_text="A registered judge backend's name (grading.judges.backends); forms, the API and the importer "
+                  "accept only registered names.",
+    )
     model = models.CharField(max_length=200, blank=True, help_text="The judge's own model name.")
     base_url = models.CharField(max_length=500, blank=True)
     api_key_env = models.CharField(
@@ -74,6 +84,20 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.backend}, {self.condition})"
+
+    @property
+    def kind(self):
+        """The registered backend this judge's ``backend`` names (a ``grading.judges.backends.JudgeBackend``)."""
+        try:
+            return JUDGE_BACKENDS[self.backend]
+        except KeyError:
+            raise LookupError(f"unknown judge backend {self.backend!r} (known: {', '.join(JUDGE_BACKENDS)})") from None
+
+    @property
+    def typed_settings(self):
+        """The judge's settings as its backend reads them (a ``JudgeSettings``); ``SettingsError``
+        (a ValueError) naming the offending key."""
+        return self.kind.settings_parse(self.settings)
 
 
 class JudgeRun(models.Model):
@@ -188,8 +212,8 @@ class Adjudication(models.Model):
     are, what kind of disagreement it settled, and a note. Every change appends a history row
     (``AdjudicationHistory``) in the same transaction; ``revision`` guards concurrent edits."""
 
-    AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED = "agreed", "adjudicated", "single-cohort", "unresolved"
-    PROVENANCES = [(p, p) for p in (AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED)]
+    ADJUDICATED = vocabulary.ADJUDICATED
+    PROVENANCES = [(p, p) for p in vocabulary.PROVENANCES]  # stored and served by the API; read by nothing else
     CERTAIN, PROBABLE, UNCERTAIN = "certain", "probable", "uncertain"
     CONFIDENCES = [(CERTAIN, "certain"), (PROBABLE, "probable"), (UNCERTAIN, "uncertain")]
     CATEGORIES = [

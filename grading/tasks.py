@@ -3,6 +3,7 @@ and own the retry policy."""
 from celery import shared_task
 from django.db import OperationalError
 
+from .judges.dispatch import judge_run_dispatch  # noqa: F401  (queued by name from there; tests/celery_workers.py imports it here)
 from .models import JudgeRun
 
 
@@ -33,24 +34,6 @@ def judge_run_execute_task(self, *, run_id: int) -> dict:
     except OperationalError:  # e.g. a locked SQLite file: queue the run again and let Celery retry
         JudgeRun.objects.filter(pk=run_id, status=JudgeRun.FAILED).update(status=JudgeRun.QUEUED)
         raise
-
-
-def judge_run_dispatch(*, run_id: int, send=None, watch_after: float | None = None) -> None:
-    """Queue a run: the copy that executes it, and a watcher copy due once a lease could have
-    lapsed. The watcher finds the run held by a live worker and looks again later (see the
-    task), finds it ended and stops, or finds its worker dead (lease lapsed) and takes it
-    over: a SIGKILLed worker's run is finished without a button and without waiting for the
-    broker's visibility timeout. ``send``: how to send a copy (default: this app's
-    ``apply_async``); ``watch_after``: seconds (default: the lease plus five)."""
-    from .judges.lease import LEASE_SECONDS
-
-    if send is None:
-        if judge_run_execute_task.app.conf.task_always_eager:
-            judge_run_execute_task.delay(run_id=run_id)  # executes here and now: nothing to watch
-            return
-        send = judge_run_execute_task.apply_async
-    send(kwargs={"run_id": run_id})
-    send(kwargs={"run_id": run_id}, countdown=LEASE_SECONDS + 5 if watch_after is None else watch_after)
 
 
 @shared_task(name="grading.data_job_run", acks_late=True, reject_on_worker_lost=True, bind=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.http import Http404
 
 from ..models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
+from ..vocabulary import choice_encode
 from .work import choices_for, criteria_for_response, membership_get
 
 REVIEWABLE = (Assignment.SUBMITTED, Assignment.CHECKED)
@@ -80,6 +81,13 @@ def _decision(label: Label | None) -> tuple | None:
     return None if label is None else (label.verdict, label.option_label, label.value)
 
 
+def annotators_agree(decisions: list[tuple | None]) -> bool:
+    """Whether the annotators share a decision: every assigned annotator decided (``None``: has
+    no label), all the same way. The review page's rows and the review queue's disagreement
+    counts both ask this."""
+    return bool(decisions) and None not in decisions and len(set(decisions)) == 1
+
+
 @dataclass
 class ReviewRow:
     """One criterion of a review item: each annotator's label, and the cohort's checker label."""
@@ -96,8 +104,7 @@ class ReviewRow:
     @property
     def agreed(self) -> bool:
         """Every annotator decided, and all the same way (the "shared decision")."""
-        decisions = {_decision(label) for _, label in self.votes}
-        return bool(self.votes) and None not in decisions and len(decisions) == 1
+        return annotators_agree([_decision(label) for _, label in self.votes])
 
     @property
     def shared(self) -> Label | None:
@@ -111,15 +118,15 @@ class ReviewRow:
     def choices(self) -> list[dict]:
         """The decision buttons, the checker's recorded decision pressed, the shared one marked."""
         shared = self.shared_choice
-        return [{**c, "shared": f"{c['name']}:{c['value']}" == shared} for c in choices_for(criterion=self.criterion, label=self.label)]
+        return [{**c, "shared": c["choice"] == shared} for c in choices_for(criterion=self.criterion, label=self.label)]
 
     @property
     def shared_choice(self) -> str:
-        """The ``name:value`` of the shared decision ("" when the annotators disagree)."""
+        """The shared decision as a button's ``choice`` ("" when the annotators disagree)."""
         shared = self.shared
         if shared is None:
             return ""
-        return f"option:{shared.option_label}" if shared.option_label else f"verdict:{shared.verdict}" if shared.verdict else ""
+        return choice_encode(verdict=shared.verdict, option=shared.option_label, value=shared.value)
 
 
 def review_rows(*, item: ReviewItem) -> list[ReviewRow]:
@@ -233,17 +240,15 @@ def _number_responses(rows: list[QueueRow], positions: dict[int, tuple[int, int]
 def review_queue_disagreements(*, rows: list[QueueRow], cohort: Cohort) -> None:
     """Fill in, for the queue rows shown (one page), on how many criteria the annotators disagree."""
     ids = [row.response_id for row in rows]
-    votes = defaultdict(set)
-    labelled = defaultdict(lambda: defaultdict(int))
+    votes = defaultdict(lambda: defaultdict(list))
     for response_id, criterion_id, verdict, option, value in (
         Label.objects.filter(response_id__in=ids, cohort=cohort, role=Label.ANNOTATOR_ROLE).order_by()
         .values_list("response_id", "criterion_id", "verdict", "option_label", "value")
     ):
-        votes[(response_id, criterion_id)].add((verdict, option, value))
-        labelled[response_id][criterion_id] += 1
+        votes[response_id][criterion_id].append((verdict, option, value))
     for row in rows:
-        n = len(row.annotators)
+        n = len(row.annotators)  # an annotator without a label on a criterion: a None among its decisions
         row.disagreements = sum(
-            1 for criterion_id, count in labelled[row.response_id].items()
-            if count < n or len(votes[(row.response_id, criterion_id)]) > 1
+            1 for decided in votes[row.response_id].values()
+            if not annotators_agree(decided + [None] * (n - len(decided)))
         )

@@ -14,6 +14,7 @@ from ..decisions import quotes_missing
 from ..markdown import quote_in_response
 from ..models import Assignment, Case, Cohort, CohortMembership, Criterion, Label, Project, Response
 from ..sentences import sentence_bank
+from ..vocabulary import CANNOT_ASSESS, MET, NOT_MET, choice_encode, decision_text, verdict_caption
 
 OPEN_STATUSES = (Assignment.OPEN, Assignment.IN_PROGRESS)
 
@@ -169,13 +170,13 @@ def _progress_row(*, response_id: int, annotator_id: int) -> tuple[int, int, int
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT COUNT(c.id), COUNT(l.id),"
-            f" COALESCE(SUM(CASE WHEN l.verdict = 'met' AND c.min_evidence > 0 THEN 1 ELSE 0 END), 0)"
+            f" COALESCE(SUM(CASE WHEN l.verdict = %s AND c.min_evidence > 0 THEN 1 ELSE 0 END), 0)"
             f" FROM {Response._meta.db_table} r"
             f" JOIN {Case._meta.db_table} k ON k.id = r.case_id"
             f" JOIN {Criterion._meta.db_table} c ON c.rubric_version_id = k.rubric_version_id"
             f" LEFT JOIN {Label._meta.db_table} l ON l.criterion_id = c.id AND l.response_id = r.id AND l.annotator_id = %s"
             f" WHERE r.id = %s",
-            [annotator_id, response_id],
+            [MET, annotator_id, response_id],
         )
         total, decided, quotable = cursor.fetchone()
     return decided, total, quotable
@@ -198,7 +199,7 @@ def assignment_status_bar(*, assignment: Assignment) -> dict:
 def evidence_missing(*, assignment: Assignment) -> list[dict]:
     """The criteria of the assignment marked met with fewer valid quotes than they require, in
     rubric order: ``{"number", "criterion_pk", "criterion_id", "needed", "have"}`` each."""
-    labels = (Label.objects.filter(response_id=assignment.response_id, annotator_id=assignment.annotator_id, verdict="met",
+    labels = (Label.objects.filter(response_id=assignment.response_id, annotator_id=assignment.annotator_id, verdict=MET,
                                    criterion__min_evidence__gt=0,
                                    criterion__rubric_version_id=F("response__case__rubric_version_id"))
               .select_related("criterion").order_by("criterion__position"))  # one query; none when nothing needs quotes
@@ -255,18 +256,24 @@ def project_assignment_summary(*, project: Project) -> list[dict]:
 
 
 def choices_for(*, criterion: Criterion, label: Label | None) -> list[dict]:
-    """The decision buttons of a criterion row: name, value, caption, shortcut key, and whether
-    it is the stored choice of ``label``."""
+    """The decision buttons of a criterion row: name and value (the labeling form's field and its
+    value), ``choice`` (the same decision as one value, for the review and adjudication forms),
+    caption, shortcut key, and whether it is the stored choice of ``label``."""
     if criterion.kind == Criterion.BINARY:
-        items = [("verdict", "met", "Met", "1"), ("verdict", "not_met", "Not met", "2"),
-                 ("verdict", "cannot_assess", "Cannot assess", "3")]
+        items = [("verdict", MET, "1"), ("verdict", NOT_MET, "2"), ("verdict", CANNOT_ASSESS, "3")]
     else:
-        items = [("option", o["label"], o["label"], str(i + 1) if i < 9 else "") for i, o in enumerate(criterion.options)]
-        items.append(("verdict", "cannot_assess", "Cannot assess", "c"))
+        items = [("option", o["label"], str(i + 1) if i < 9 else "") for i, o in enumerate(criterion.options)]
+        items.append(("verdict", CANNOT_ASSESS, "c"))
     current = None
     if label is not None:
-        current = (label.verdict and ("verdict", label.verdict)) or (label.option_label and ("option", label.option_label))
-    return [{"name": n, "value": v, "caption": cap, "key": key, "pressed": current == (n, v)} for n, v, cap, key in items]
+        current = choice_encode(verdict=label.verdict, option=label.option_label) or None
+    buttons = []
+    for name, value, key in items:
+        choice = choice_encode(**{name: value})
+        caption = verdict_caption(value) if name == "verdict" else value
+        buttons.append({"name": name, "value": value, "choice": choice, "caption": caption, "key": key,
+                        "pressed": current == choice})
+    return buttons
 
 
 @dataclass
@@ -291,14 +298,12 @@ class CriterionRow:
         return choices_for(criterion=self.criterion, label=self.label)
 
 
-def decision_display(label: Label | None) -> str:
+def decision_display(label, *, none: str = "") -> str:
+    """How pages show a label's (or an adjudication's) decision: the vocabulary's ``decision_text``;
+    ``none`` for no label."""
     if label is None:
-        return ""
-    if label.verdict:
-        return label.get_verdict_display()
-    if label.option_label:
-        return label.option_label
-    return "" if label.value is None else f"value {label.value:g}"
+        return none
+    return decision_text(verdict=label.verdict, option=label.option_label, value=label.value, none=none)
 
 
 def labeling_page_data(*, assignment: Assignment) -> dict:

@@ -1,7 +1,7 @@
 """The adjudication form: one criterion's final decision, confidence, category and note."""
 from django import forms
 
-from annotation.decisions import DecisionError, choice_parse
+from annotation.vocabulary import DecisionError, choice_parse
 
 from ..models import Adjudication
 

@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 from annotation.markdown import markdown_render
 from annotation.models import Criterion, Label, Response
 from annotation.selectors import choices_for, labels_final
+from annotation.vocabulary import AGREED, PROVENANCE_WORDS, UNRESOLVED, decision_text
 
 from ..judges.parsing import evidence_valid_quotes
 from ..judges.selectors import Cell, Column, side_by_side
@@ -53,6 +54,14 @@ class AdjudicationRow:
         return self.criterion.position + 1
 
     @property
+    def provenance_text(self) -> str:
+        return PROVENANCE_WORDS.get(self.provenance, self.provenance)
+
+    @property
+    def agreed(self) -> bool:
+        return self.provenance == AGREED
+
+    @property
     def revision(self) -> int:
         return self.adjudication.revision if self.adjudication else 0
 
@@ -78,14 +87,6 @@ class AdjudicationRow:
     def open(self) -> bool:
         """Shown open: disputed, or already decided by an adjudicator; agreed ones start collapsed."""
         return self.disputed or self.adjudication is not None
-
-
-def _decision_text(verdict, option, value) -> str:
-    if option:
-        return option
-    if verdict:
-        return verdict.replace("_", " ")
-    return "" if value is None else f"value {value:g}"
 
 
 def _highlight(rendered: str, quotes: list[str]) -> str:
@@ -114,7 +115,7 @@ def adjudication_item(*, response: Response) -> dict:
     cohort_columns = [c for c in table.columns if c.kind == "cohort"]
     judge_columns = [c for c in table.columns if c.kind != "cohort"]
     settled = gold_decide(cohorts, None, keys=ITEM)
-    disputed = set(settled.loc[settled["provenance"] == "unresolved", "criterion_id"].astype(int))
+    disputed = set(settled.loc[settled["provenance"] == UNRESOLVED, "criterion_id"].astype(int))
     gold = gold_frame(project=project, response_ids=[response.pk], cohorts=cohorts)
     provenance = dict(zip(gold["criterion_id"].astype(int), gold["provenance"]))
     adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
@@ -134,7 +135,8 @@ def adjudication_item(*, response: Response) -> dict:
         found = [(q, bool(evidence_valid_quotes(quotes=[q], response_text=response.text))) for q in evidence or []]
         quotes += [q for q, ok in found if ok]
         raters.setdefault((c_pk, cohort), []).append(
-            RaterVerdict(name=name, role=role, decision=_decision_text(verdict, option, value), rationale=rationale, quotes=found))
+            RaterVerdict(name=name, role=role, decision=decision_text(verdict=verdict, option=option, value=value),
+                         rationale=rationale, quotes=found))
     # The judges' quotes, checked against the text once already by ``side_by_side``.
     quotes += [q for (_, key), cell in table.cells.items() if key.startswith("judge:") for q, ok in cell.evidence if ok]
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from annotation.models import Project
+from annotation.vocabulary import UNRESOLVED
 
 from .. import metrics
 from ..models import Adjudication
@@ -117,7 +118,7 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
 
     cohort_decisions = inputs.cohort_decisions
     settled = metrics.gold_decide(cohort_decisions, None, keys=ITEM)
-    disputed = settled.loc[settled["provenance"] == "unresolved", ITEM]
+    disputed = settled.loc[settled["provenance"] == UNRESOLVED, ITEM]
     adjudicated = fetch_frame(Adjudication.objects.filter(project=project).values_list(*ITEM), ITEM)
     adjudicated = adjudicated.merge(disputed, on=ITEM, how="inner")
     mf1 = _case_mf1(inputs, cohorts)

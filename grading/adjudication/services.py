@@ -85,7 +85,6 @@ def adjudication_record(
     if note is not None:
         adjudication.note = note.strip()
     adjudication.adjudicator = user if user is not None and user.pk else None
-    adjudication.provenance = Adjudication.ADJUDICATED
     new = adjudication_state(adjudication)
     if old == new:
         return adjudication

@@ -9,8 +9,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 
-from annotation.decisions import VERDICTS
 from annotation.models import Criterion, Response
+from annotation.vocabulary import VERDICTS
 
 from ..adjudication.services import AdjudicationConflict, adjudication_record
 from ..models import Adjudication

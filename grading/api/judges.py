@@ -11,10 +11,11 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
-from annotation.decisions import VERDICTS
+from annotation.vocabulary import VERDICTS
 from evalsite.converters import ID_MAX
 
 from ..judges import services
+from ..judges.backends import backend_for, backend_names
 from ..judges.selectors import run_get_for_manager
 from ..models import Judge, JudgeRun, Judgment, PromptTemplate
 from .common import IdFilter, StrictBooleanFilter, responses, validation_error, write_responses
@@ -38,7 +39,7 @@ class JudgeInput(serializers.Serializer):
     """A judge's configuration; ``settings`` is the JSON of SPEC §7 (json_mode, timeouts, few-shot,
     rate limits, panel members...), checked by the same rules as the judges page."""
     name = serializers.CharField(max_length=100)
-    backend = serializers.ChoiceField(choices=[Judge.OPENAI, Judge.BASELINE, Judge.PANEL])
+    backend = serializers.ChoiceField(choices=[], help_text="A configurable judge backend: openai, baseline or panel.")
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     base_url = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
     api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
@@ -53,6 +54,10 @@ class JudgeInput(serializers.Serializer):
     prompt_template = serializers.PrimaryKeyRelatedField(
         queryset=PromptTemplate.objects.all(), required=False, allow_null=True,
         pk_field=serializers.IntegerField(min_value=1, max_value=ID_MAX))  # checked before the query: no overflow
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].choices = backend_names(configurable=True)  # the registry's, as of now
 
 
 class JudgeListApi(_ProjectList):
@@ -95,7 +100,7 @@ class JudgeDetailApi(APIView):
     def patch(self, request, slug: str, judge_id: int):
         """Change some fields of an LLM judge, the baseline or a panel (imported judges are data)."""
         judge = self._judge(request, slug, judge_id)
-        if judge.backend not in (Judge.OPENAI, Judge.BASELINE, Judge.PANEL):
+        if not backend_for(judge).configurable:
             return ApiResponse({"backend": [f"a {judge.backend} judge is data, not a configuration; it cannot be edited"]},
                                status=status.HTTP_400_BAD_REQUEST)
         data = JudgeInput(data=request.data, partial=True)

@@ -31,6 +31,7 @@ from django.utils import timezone
 from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
 from annotation.rubrics import criterion_bundle_spec
 from annotation.selectors import labels_final
+from annotation.vocabulary import PROVENANCES, UNRESOLVED
 from evalsite.forking import Forked, fork_allowed
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
@@ -49,7 +50,6 @@ from .export_io import (
 FORMAT_VERSION = 2
 DIFFICULTIES = ("low", "medium", "high")
 CHUNK = 500  # responses per pass of the loop: about 15,000 items of a 30-criterion rubric
-PROVENANCES = ("agreed", "adjudicated", "single-cohort", "unresolved")
 ITEM_FILES = ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl",
               *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv")
 Progress = Callable[[float, str], None]
@@ -349,7 +349,7 @@ class _Export:
                 by_difficulty[difficulty].append(line)
             counted[provenance] += 1
             csv_rows.append((ext, criterion, case_ext, model, difficulty, fields.get("verdict"), fields.get("option"),
-                             fields.get("value"), provenance, *[_decision_text(decided.get(name)) for name in cohort_names],
+                             fields.get("value"), provenance, *[_decision_cell(decided.get(name)) for name in cohort_names],
                              adjudicator, confidence, category, note))
         writer.write_lines(lines)
         for difficulty, part in by_difficulty.items():
@@ -358,11 +358,13 @@ class _Export:
         return n
 
 
-def _decision_text(fields: dict | None) -> str:
+def _decision_cell(fields: dict | None) -> str:
+    """A cohort decision's gold.csv cell: the stored name, option label or value as the bundle
+    carries it (not the words pages show), "unresolved" for a tie, "" where the cohort has none."""
     if fields is None:
         return ""
     value = next(iter(fields.values()))
-    return "unresolved" if value is None else str(value)
+    return UNRESOLVED if value is None else str(value)
 
 
 def gold_export(*, project: Project, out_dir: str | Path, progress: Progress | None = None) -> dict:

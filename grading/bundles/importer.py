@@ -24,9 +24,10 @@ from annotation.projects import SETTINGS, audit_record, project_settings_update,
 from annotation.rubrics import RubricChangeError, rubrics_freeze
 from evalsite.fastinsert import insert_rows, tables_analyze
 
+from ..judges.backends import backend_get, backend_names
 from ..judges.endpoints import endpoint_problems
 from ..judges.services import judge_snapshot
-from ..judges.settings import SettingsError, judge_settings_parse
+from ..judges.settings import SettingsError
 from ..models import Judge
 from . import validate as v
 from .adjudications import AdjudicationStep
@@ -34,7 +35,6 @@ from .errors import BundleError
 from .reader import BundleReader
 from .records import LabelJudgmentSteps
 
-JUDGE_BACKENDS = tuple(choice for choice, _ in Judge.BACKENDS)
 PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges")
 ID_LENGTH = Case._meta.get_field("external_id").max_length  # case and response ids: the columns' length
 JUDGE_FIELDS = (
@@ -157,7 +157,7 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
         v.check_keys(obj, required=("name",), optional=JUDGE_FIELDS, prefix=prefix)
         spec = {
             "name": v.string(obj, "name", prefix=prefix, max_length=Judge._meta.get_field("name").max_length),
-            "backend": v.choice(obj, "backend", JUDGE_BACKENDS, prefix=prefix, default=Judge.REPLAY),
+            "backend": v.choice(obj, "backend", tuple(backend_names()), prefix=prefix, default=Judge.REPLAY),
             "model": v.string(obj, "model", prefix=prefix, required=False, max_length=Judge._meta.get_field("model").max_length),
             "base_url": v.string(obj, "base_url", prefix=prefix, required=False,
                                  max_length=Judge._meta.get_field("base_url").max_length),
@@ -172,12 +172,13 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             "price_out_per_mtok": v.number(obj, "price_out_per_mtok", prefix=prefix, default=0.0),
             "settings": obj.get("settings") or {},
         }
+        backend = backend_get(spec["backend"])
         try:
-            judge_settings_parse(spec["settings"])
+            backend.settings_parse(spec["settings"])
         except SettingsError as exc:
             raise v.FieldError(f"{prefix}settings.{exc.key}".rstrip("."), f"{prefix}settings.{exc.key}: {exc.message}") from exc
         problems = endpoint_problems(base_url=spec["base_url"] or "", api_key_env=spec["api_key_env"] or "",
-                                     calls_out=spec["backend"] == Judge.OPENAI)
+                                     calls_out=backend.calls_out)
         if problems:
             field, message = next(iter(problems.items()))
             raise v.FieldError(f"{prefix}{field}", f"{prefix}{field}: {message}")

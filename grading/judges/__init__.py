@@ -2,9 +2,11 @@
 baseline backends, the run executor, configuration services, and the judge pages.
 
 Modules: ``prompts`` (templates, aliases, few-shot block, option order), ``parsing`` (strict
-output parsing, evidence check), ``baseline`` (offline lexical judge), ``backends`` (Chat
-Completions client with retries), ``settings`` (``Judge.settings`` keys), ``plan`` (calls of
-a run), ``runner`` (executes a run), ``services`` / ``selectors`` (writes / reads),
+output parsing, evidence check), ``baseline`` (offline lexical judge), ``backends`` (the judge
+backend interface and registry, one module per backend; ``backends.chat`` holds the Chat
+Completions client with retries), ``settings`` (``Judge.settings`` keys), ``calls`` (the call
+types), ``plan`` (calls of a run), ``runner`` (executes a run), ``dispatch`` (queues a run by
+the task's name), ``services`` / ``selectors`` (writes / reads),
 ``forms``, ``views``, ``urls``. The public names below are re-exported lazily, so importing a
 pure module (``prompts``, ``parsing``) does not load Django models.
 """

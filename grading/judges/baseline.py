@@ -12,6 +12,8 @@ Ordinal criteria map coverage onto the scale; nominal ones cannot be assessed.
 """
 import re
 
+from annotation.vocabulary import CANNOT_ASSESS, MET, NOT_MET
+
 from .parsing import Outcome
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -85,7 +87,7 @@ def _find_terms(terms: list[str], response_text: str) -> tuple[set[str], set[str
 def baseline_judge(*, criterion_text: str, response_text: str, kind: str, options: list[dict], threshold: float = 0.5) -> Outcome:
     terms, criterion_negated = key_terms(criterion_text)
     if not terms:
-        return Outcome(valid=True, verdict="cannot_assess", explanation="Baseline: the criterion has no key terms to look for.")
+        return Outcome(valid=True, verdict=CANNOT_ASSESS, explanation="Baseline: the criterion has no key terms to look for.")
     present, negated, evidence = _find_terms(terms, response_text)
     coverage = len(present) / len(terms)
     detail = f"found {len(present)}/{len(terms)} key terms ({', '.join(sorted(present)) or 'none'})"
@@ -96,12 +98,12 @@ def baseline_judge(*, criterion_text: str, response_text: str, kind: str, option
         if criterion_negated:
             met = not met
             detail += "; the criterion is negated, so it is met when its terms are absent"
-        verdict = "met" if met else "not_met"
+        verdict = MET if met else NOT_MET
         return Outcome(valid=True, verdict=verdict, explanation=f"Baseline (lexical coverage): {detail}.",
-                       evidence=evidence[:3] if verdict == "met" and not criterion_negated else [])
+                       evidence=evidence[:3] if verdict == MET and not criterion_negated else [])
     scored = sorted((o for o in options if not o.get("na")), key=lambda o: float(o["value"]))
     if kind != "ordinal" or not scored:
-        return Outcome(valid=True, verdict="cannot_assess", explanation=f"Baseline: cannot grade a {kind} criterion; {detail}.")
+        return Outcome(valid=True, verdict=CANNOT_ASSESS, explanation=f"Baseline: cannot grade a {kind} criterion; {detail}.")
     position = min(len(scored) - 1, int(round(coverage * (len(scored) - 1))))
     chosen = scored[position]
     return Outcome(valid=True, option_label=chosen["label"], value=float(chosen["value"]),

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from annotation.models import Criterion, RubricVersion
 from annotation.sentences import Sentence, sentence_bank
 
+from .calls import Call, Item, criterion_text
 from .parsing import Outcome, _json_object, whitespace_normalize
-from .plan import Call, Item
 
 SYSTEM = (
     "You are a careful physician scoring a written answer against a locked checklist. You judge only what the "
@@ -71,8 +71,6 @@ class CompiledPrompts:
         self.hashes = dict(RubricVersion.objects.filter(project=project).values_list("pk", "content_hash"))
 
     def messages(self, call: CompiledCall, *, conversation: str, author: str, settings=None) -> list[dict]:
-        from .plan import criterion_text
-
         item = call.item
         checklist = "\n".join(f"{n}. {criterion_text(i, settings) if settings else i.criterion_text}"
                                for n, i in enumerate(call.items, 1))

@@ -1,15 +1,17 @@
-"""Forms of the judge pages and admin: a judge (its ``settings`` JSON edited through named
-fields), a panel, a cross-evaluation, and starting a run. Forms turn bad input into errors
-next to the field; the services check the same rules again inside their transaction."""
+"""Forms of the judge pages and admin: a judge (its ``settings`` JSON edited through the fields
+its backend declares), a panel, a cross-evaluation, and starting a run. Forms turn bad input into
+errors next to the field; the services check the same rules again inside their transaction."""
 from django import forms
 from django.core.exceptions import ValidationError
 
 from annotation.models import Response
 
 from ..models import Judge
+from .backends import backend_for, backend_get, backend_names, backends
+from .backends.panel import weights_parse
 from .endpoints import allowed_base_urls, allowed_credentials
 from .services import judge_validate
-from .settings import REASONING_EFFORTS, VOTE_RULES, SettingsError, judge_settings_parse
+from .settings import VOTE_RULES, SettingsError
 
 
 def endpoint_help(fields) -> None:
@@ -21,53 +23,25 @@ def endpoint_help(fields) -> None:
                                        "No key variable is allowed yet (EVALSITE_JUDGE_CREDENTIALS); leave empty.")
 
 
-SETTING_FIELDS = {
-    "json_mode": "json_mode", "timeout_seconds": "timeout_seconds", "shuffle_options": "shuffle_options",
-    "shuffle_seed": "shuffle_seed", "min_evidence": "min_evidence", "max_tokens": "max_tokens",
-    "reasoning_effort": "reasoning_effort", "requests_per_minute": "requests_per_minute",
-    "tokens_per_minute": "tokens_per_minute",
-}
-LIMIT_HELP = ("The provider's limit for this endpoint (base URL + key variable), shared by every judge and run "
-              "on it; the strictest one set applies. Empty or 0: none.")
-
-
 def _ids(text: str) -> list[str]:
     return [t for t in text.replace(",", " ").split() if t]
 
 
-def _weights(text: str) -> dict[str, float]:
-    weights = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        name, _, value = part.partition("=")
-        try:
-            weights[name.strip()] = float(value)
-        except ValueError:
-            raise ValidationError(f"{part.strip()!r} is not name=weight") from None
-    return weights
+def _settings_fields(offered) -> dict[str, forms.Field]:
+    """The settings form fields of the ``offered`` backends, each name once (a field two backends
+    share, such as ``min_evidence``, is declared alike by both)."""
+    fields: dict[str, forms.Field] = {}
+    for backend in offered:
+        for name, field in backend.settings_fields().items():
+            fields.setdefault(name, field)
+    return fields
 
 
-class JudgeForm(forms.ModelForm):
-    json_mode = forms.BooleanField(required=False, initial=True, help_text="Ask for JSON mode where the server has it.")
-    timeout_seconds = forms.FloatField(min_value=0.001, initial=60, help_text="Per request.")
-    max_tokens = forms.IntegerField(required=False, min_value=1, initial=1024, help_text="Most output tokens per answer.")
-    reasoning_effort = forms.ChoiceField(required=False, choices=[("", "(not sent)"), *[(e, e) for e in REASONING_EFFORTS]],
-                                         help_text="For reasoning models; dropped if the server does not know it.")
-    requests_per_minute = forms.IntegerField(required=False, min_value=0, label="Requests per minute", help_text=LIMIT_HELP)
-    tokens_per_minute = forms.IntegerField(required=False, min_value=0, label="Tokens per minute", help_text=LIMIT_HELP)
-    shuffle_options = forms.BooleanField(required=False, help_text="Shuffle ordinal / nominal options per item.")
-    shuffle_seed = forms.IntegerField(initial=0)
-    min_evidence = forms.IntegerField(min_value=0, initial=0, help_text="Verbatim quotes required (raises the criterion's own minimum).")
-    few_shot_cohort = forms.CharField(required=False, help_text="Cohort whose labels give the few-shot examples.")
-    few_shot_k = forms.IntegerField(min_value=0, initial=0, help_text="Examples per item, verdict-balanced.")
-    few_shot_seed = forms.IntegerField(initial=0)
-    few_shot_cases = forms.CharField(required=False, label="Few-shot cases",
-                                     help_text="Case ids the examples may come from, separated by commas (empty: a seeded "
-                                               "fifth of the cases). Reports of this judge leave these cases out.")
-    panel_members = forms.CharField(required=False, help_text="Panels only: member judge names, separated by commas.")
-    panel_vote = forms.ChoiceField(required=False, choices=[(v, v) for v in VOTE_RULES])
-    panel_weights = forms.CharField(required=False, help_text="Panels with a weighted vote: name=weight, separated by commas.")
+class _JudgeForm(forms.ModelForm):
+    """A judge: its columns, and its ``settings`` JSON through the form fields its backend declares
+    (``JudgeBackend.settings_fields``); the backend's name is parsed into its registered backend
+    here. On the judges page (``project`` given) the backends the judge form configures are
+    offered (panels have their own form there); in the admin, every backend."""
 
     class Meta:
         model = Judge
@@ -80,54 +54,33 @@ class JudgeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.project = project
         endpoint_help(self.fields)
+        offered = [b for b in backends() if b.page_form or project is None]
         if project is not None:
             del self.fields["project"]
-            self.fields["backend"].choices = [(Judge.OPENAI, "OpenAI-compatible chat completions"), (Judge.BASELINE, "offline baseline")]
-            for name in ("panel_members", "panel_vote", "panel_weights"):  # panels have their own form there
-                del self.fields[name]
-        try:
-            current = judge_settings_parse(self.instance.settings)
-        except SettingsError:
-            current = judge_settings_parse({})
+        self.fields["backend"] = forms.ChoiceField(choices=[(b.name, b.label) for b in offered],
+                                                   initial=self.fields["backend"].initial)
+        wanted = _settings_fields(offered)
+        for name in [n for n in self.fields if n in DECLARED_SETTINGS and n not in wanted]:
+            del self.fields[name]
+        for name, field in wanted.items():
+            self.fields.setdefault(name, field)  # a backend registered after this module was loaded
         if self.instance.pk:
-            for name in SETTING_FIELDS:
-                self.initial.setdefault(name, getattr(current, name))
-            self.initial.setdefault("few_shot_cohort", current.few_shot_cohort)
-            self.initial.setdefault("few_shot_k", current.few_shot_k)
-            self.initial.setdefault("few_shot_seed", current.few_shot_seed)
-            self.initial.setdefault("few_shot_cases", ", ".join(current.few_shot_split.get("cases", [])))
-            self.initial.setdefault("panel_members", ", ".join(current.members))
-            self.initial.setdefault("panel_vote", current.vote)
-            self.initial.setdefault("panel_weights", ", ".join(f"{k}={v:g}" for k, v in current.weights.items()))
+            try:
+                own = backend_for(self.instance)
+                initial = own.settings_initial(own.settings_parse(self.instance.settings))
+            except (LookupError, SettingsError):
+                initial = {}
+            for name, value in initial.items():
+                self.initial.setdefault(name, value)
 
     def clean(self):
         data = super().clean()
         settings = dict(self.instance.settings or {})
-        for name, key in SETTING_FIELDS.items():
-            if data.get(name) is not None:
-                settings[key] = data[name]
-        for key in ("reasoning_effort", "requests_per_minute", "tokens_per_minute"):
-            if not data.get(key):
-                settings.pop(key, None)  # emptied or not set: kept out of the settings JSON
-        settings.pop("few_shot", None)
-        if data.get("few_shot_cohort") or data.get("few_shot_k"):
-            settings["few_shot"] = {"cohort": data.get("few_shot_cohort") or "", "k": data.get("few_shot_k") or 0,
-                                    "seed": data.get("few_shot_seed") or 0}
-            named = _ids(data.get("few_shot_cases") or "")
-            if named:
-                settings["few_shot"]["split"] = {"cases": named}
-        for key in ("members", "vote", "weights"):
-            settings.pop(key, None)
-        if data.get("backend") == Judge.PANEL:
-            settings["members"] = _ids(data.get("panel_members") or "")
-            settings["vote"] = data.get("panel_vote") or "majority"
+        if data.get("backend"):
             try:
-                weights = _weights(data.get("panel_weights") or "")
+                backend_get(data["backend"]).settings_write(data, settings)
             except ValidationError as exc:
-                self.add_error("panel_weights", exc)
-                weights = {}
-            if weights:
-                settings["weights"] = weights
+                self._add_errors(exc)
         self.instance.settings = settings
         if self.project is not None:
             self.instance.project = self.project
@@ -141,9 +94,23 @@ class JudgeForm(forms.ModelForm):
             try:
                 judge_validate(judge=self.instance)
             except ValidationError as exc:
-                for field_name, messages in exc.message_dict.items():
-                    self.add_error(field_name if field_name in self.fields else None, messages)
+                self._add_errors(exc)
         return data
+
+    def _add_errors(self, exc: ValidationError) -> None:
+        if not hasattr(exc, "error_dict"):
+            self.add_error(None, exc)
+            return
+        for field_name, messages in exc.message_dict.items():
+            self.add_error(field_name if field_name in self.fields else None, messages)
+
+
+# The settings fields of the backends registered when this module loads are declared on the class
+# (the admin's fieldsets name them); a backend registered later (a test's) gets its fields added to
+# each form in ``__init__``.
+DECLARED_SETTINGS = _settings_fields(backends())
+JudgeForm = type("JudgeForm", (_JudgeForm,), {"__module__": __name__, "__doc__": _JudgeForm.__doc__,
+                                              **_settings_fields(backends())})
 
 
 class PanelForm(forms.Form):
@@ -155,11 +122,12 @@ class PanelForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
-        names = Judge.objects.filter(project=project).exclude(backend=Judge.PANEL).values_list("name", flat=True)
+        names = (Judge.objects.filter(project=project).exclude(backend__in=backend_names(votes_over_members=True))
+                 .values_list("name", flat=True))
         self.fields["members"].choices = [(n, n) for n in names]
 
     def clean_weights(self) -> dict[str, float]:
-        return _weights(self.cleaned_data["weights"])
+        return weights_parse(self.cleaned_data["weights"])
 
 
 class CrossEvaluationForm(forms.Form):
@@ -191,7 +159,7 @@ class RunStartForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judge"].queryset = (Judge.objects.filter(project=project)
-                                         .exclude(backend__in=(Judge.PANEL, Judge.CALIBRATED)).order_by("name"))
+                                         .exclude(backend__in=backend_names(derived=True)).order_by("name"))
 
     def scope(self) -> dict:
         return {k: _ids(self.cleaned_data.get(k) or "") for k in ("cases", "models", "criteria") if self.cleaned_data.get(k)}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from annotation.decisions import DecisionError, decision_validate
+from annotation.vocabulary import CANNOT_ASSESS, MET, NOT_MET
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
 _SPACE = re.compile(r"\s+")
@@ -72,7 +73,7 @@ def output_parse(*, text: str | None, kind: str, options: list[dict]) -> Outcome
             met = obj.get("criteria_met", "missing")
             if not isinstance(met, bool):
                 raise DecisionError("criteria_met", "missing or non-boolean field 'criteria_met'")
-            decision = decision_validate(kind=kind, options=options, verdict="met" if met else "not_met")
+            decision = decision_validate(kind=kind, options=options, verdict=MET if met else NOT_MET)
         else:
             label = obj.get("option")
             if not isinstance(label, str):
@@ -115,13 +116,13 @@ def evidence_valid_quotes(*, quotes: list[str], response_text: str) -> list[str]
 
 def evidence_apply(*, outcome: Outcome, response_text: str, min_quotes: int, kind: str, options: list[dict]) -> Outcome:
     """Cap a valid decision that lacks the required evidence and flag it."""
-    if not outcome.valid or min_quotes <= 0 or outcome.verdict == "cannot_assess":
+    if not outcome.valid or min_quotes <= 0 or outcome.verdict == CANNOT_ASSESS:
         return outcome
     if len(evidence_valid_quotes(quotes=outcome.evidence, response_text=response_text)) >= min_quotes:
         return outcome
     fields = {**outcome.__dict__, "evidence_capped": True}
     if kind == "binary":
-        fields["verdict"] = "not_met"
+        fields["verdict"] = NOT_MET
     elif kind == "ordinal":
         scored = sorted((o for o in options if not o.get("na")), key=lambda o: float(o["value"]))
         chosen = next((o for o in options if o["label"] == outcome.option_label), None)

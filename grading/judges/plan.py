@@ -1,5 +1,6 @@
 """What a judge run has to do: the (response, criterion, sample) calls of a project or a slice,
-each call's prompt, and the few-shot examples it shows. Reads only.
+each call's prompt, and the few-shot examples it shows. Reads only. The call types (``Item``,
+``Call``) live in the leaf module ``calls``.
 
 A run's scope is ``{"cases": [case ids], "models": [model names], "criteria": [criterion ids],
 "responses": [response ids]}`` (external ids; each key optional; empty = whole project). A
@@ -10,44 +11,17 @@ and are left out).
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from django.db.models import Count, Q
 
 from annotation.models import Case, Cohort, Criterion, Response
 
 from . import prompts
+from .calls import Call, Item, criterion_text
+from .compiled import CompiledPrompts
 from .settings import JudgeSettings
 
 SCOPE_KEYS = ("cases", "models", "criteria", "responses")
-
-
-@dataclass(frozen=True)
-class Item:
-    """One (response, criterion) pair to judge."""
-
-    response_pk: int
-    response_text: str
-    model: str
-    case_pk: int
-    criterion_pk: int
-    criterion_text: str
-    kind: str
-    options: list
-    min_evidence: int
-    rubric_version_id: int
-    checklist_of: str = ""  # the trait a checklist item scores (compiled mode groups by it)
-    variants: dict | None = None  # alternative texts for rubric-perturbation runs ({"paraphrased": ...})
-
-
-@dataclass(frozen=True)
-class Call:
-    item: Item
-    sample: int
-
-    @property
-    def key(self) -> tuple[int, int, int]:
-        return (self.item.response_pk, self.item.criterion_pk, self.sample)
 
 
 PLAN_CHUNK = 500  # responses read (and planned) at a time
@@ -123,6 +97,14 @@ def model_order(*, project) -> list[str]:
     return list(first)
 
 
+def template_for(judge) -> prompts.TemplateText:
+    """The judge's prompt template (the built-in one when it names none)."""
+    t = judge.prompt_template
+    if t is None:
+        return prompts.DEFAULT_TEMPLATE
+    return prompts.TemplateText(t.name, t.version, t.system, t.binary_user, t.option_user)
+
+
 class PromptBuilder:
     """Builds each call's messages for one judge: template, condition, examples, shuffling."""
 
@@ -162,8 +144,6 @@ class PromptBuilder:
     def messages(self, call) -> list[dict]:
         if hasattr(call, "items"):  # a compiled call: one trait's checklist (``compiled``)
             if self.compiled is None:
-                from .compiled import CompiledPrompts
-
                 self.compiled = CompiledPrompts(self.judge.project)
             return self.compiled.messages(call, conversation=self.conversations.get(call.item.case_pk, ""),
                                           author=self.author(call.item), settings=self.settings)
@@ -183,14 +163,6 @@ class PromptBuilder:
             min_evidence=max(item.min_evidence, self.settings.min_evidence),
             reference_answer=self.references.get(item.case_pk, ""),
         )
-
-
-def criterion_text(item: Item, settings: JudgeSettings) -> str:
-    """The criterion as the judge reads it: its paraphrase in a ``paraphrased`` run (the text
-    itself where the bundle gave none), else its text."""
-    if settings.variant == "paraphrased":
-        return (item.variants or {}).get("paraphrased") or item.criterion_text
-    return item.criterion_text
 
 
 def fewshot_pool(*, project, cohort_name: str, cases=None) -> tuple[dict[int, list[tuple]], dict[int, str]]:

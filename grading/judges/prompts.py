@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass
 from string import Template
 
+from annotation.vocabulary import CANNOT_ASSESS, MET
+
 DEFAULT_TEMPLATE_NAME = "clinconsensus-rubric-item"
 DEFAULT_TEMPLATE_VERSION = 1
 
@@ -122,10 +124,10 @@ def examples_block(*, examples: list[Example], kind: str, max_chars: int = 1500)
     for i, ex in enumerate(examples, 1):
         text = ex.response_text if len(ex.response_text) <= max_chars else ex.response_text[:max_chars] + " [...]"
         if kind == "binary":
-            if ex.verdict == "cannot_assess":
+            if ex.verdict == CANNOT_ASSESS:
                 decision = '"criteria_met": null (cannot be assessed)'
             else:
-                decision = f'"criteria_met": {"true" if ex.verdict == "met" else "false"}'
+                decision = f'"criteria_met": {"true" if ex.verdict == MET else "false"}'
         elif ex.option_label is not None:
             decision = f'"option": "{ex.option_label}"'
         elif ex.value is not None:

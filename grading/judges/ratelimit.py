@@ -5,6 +5,8 @@ An *endpoint* is what a provider limits: a base URL together with the name of th
 that holds the key (two keys on one URL are two accounts). Its limits are the strictest
 ``requests_per_minute`` and ``tokens_per_minute`` that any judge using it sets (0 or absent on
 every judge: no limit), so two judges that disagree never add up to more than either allows.
+Which judges share an endpoint is read by the chat backend (``backends.chat.endpoint_limits``);
+this module holds the arithmetic and the shared state, and reads no model.
 
 - Requests are spaced evenly, one every 60 / RPM seconds (GCRA with a burst of one): a provider
   that also enforces its per-minute limit over shorter windows sees no burst.
@@ -42,7 +44,6 @@ from pyrate_limiter import (
 )
 
 from .endpoints import DEFAULT_BASE_URL
-from .settings import SettingsError, judge_settings_parse
 
 CHARS_PER_TOKEN = 4
 WAKE_BUFFER_MS = 5  # after a wait, try again this much later than the limit allows (clock grain)
@@ -67,30 +68,11 @@ def endpoint_id(*, base_url: str, api_key_env: str) -> str:
     return hashlib.sha256(f"{url}\n{api_key_env}".encode()).hexdigest()[:24]
 
 
-def _stricter(current: int, candidate: int) -> int:
+def stricter(current: int, candidate: int) -> int:
+    """The stricter of two per-minute limits, 0 meaning none."""
     if not candidate:
         return current
     return min(current, candidate) if current else candidate
-
-
-def endpoint_limits(*, base_url: str, api_key_env: str) -> EndpointLimits:
-    """The endpoint's limits: the strictest each judge on it sets (a judge whose settings do not
-    parse is skipped; it cannot run anyway)."""
-    from ..models import Judge  # here: the backend imports this module without the ORM
-
-    mine = endpoint_id(base_url=base_url, api_key_env=api_key_env)
-    rpm = tpm = 0
-    rows = Judge.objects.filter(backend=Judge.OPENAI).values_list("base_url", "api_key_env", "settings")
-    for url, key_env, data in rows.iterator():
-        if endpoint_id(base_url=url, api_key_env=key_env) != mine:
-            continue
-        try:
-            parsed = judge_settings_parse(data)
-        except SettingsError:
-            continue
-        rpm = _stricter(rpm, parsed.requests_per_minute)
-        tpm = _stricter(tpm, parsed.tokens_per_minute)
-    return EndpointLimits(requests_per_minute=rpm, tokens_per_minute=tpm)
 
 
 def request_tokens(messages: list[dict], max_tokens: int | None) -> int:
@@ -182,11 +164,3 @@ class EndpointLimiter:
     def close(self) -> None:
         if self._redis is not None:
             self._redis.close()
-
-
-def endpoint_limiter(judge) -> EndpointLimiter | None:
-    """The limiter for ``judge``'s endpoint, or None when no judge on it sets a limit."""
-    limits = endpoint_limits(base_url=judge.base_url, api_key_env=judge.api_key_env)
-    if not limits:
-        return None
-    return EndpointLimiter(endpoint=endpoint_id(base_url=judge.base_url, api_key_env=judge.api_key_env), limits=limits)

@@ -11,6 +11,11 @@ re-executed by the next worker the same way, and the unique key makes double wri
 impossible. A transport failure (retries exhausted) is stored as an invalid judgment with
 its error, counted, and redone when the run is resumed; an unparseable answer is a real
 answer: stored invalid, cached, never retried.
+
+What a run calls is its judge's backend's business (``grading.judges.backends``): the backend
+plans (``compiled``), executes (``execute``, through the ``RunContext`` this module implements:
+``record`` for a local answer, ``answer_concurrently`` for calls to a client), parses and
+prices its answers; this module owns the lease, the writes, the cache, the budget and the counters.
 """
 import logging
 import queue
@@ -26,13 +31,13 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..models import Judge, JudgeCacheEntry, JudgeRun, Judgment
-from . import parsing, plan, prompts
-from .backends import CallFailed, ChatBackend, ChatConfig, cache_key
-from .baseline import baseline_judge
-from .compiled import CompiledCall, compiled_calls, compiled_parse
+from . import parsing, plan
+from .backends import JudgeBackend, backend_for
+from .backends.chat import CallFailed, cache_key
+from .calls import Call
+from .compiled import CompiledCall, compiled_calls
 from .lease import HEARTBEAT_SECONDS, LeaseLost, lease_claim, lease_held, lease_token, lease_update
-from .ratelimit import endpoint_limiter, endpoint_limits
-from .settings import JudgeSettings, judge_settings_parse
+from .settings import JudgeSettings
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +49,6 @@ class RunHeld(Exception):
 FLUSH_EVERY = 200
 FLUSH_SECONDS = 0.5
 CHUNK = 256
-MTOK = Decimal(1_000_000)
-COST_QUANTUM = Decimal("0.00000001")
 JUDGMENT_COLUMNS = (
     "judge_id", "run_id", "response_id", "criterion_id", "rubric_version_id", "sample", "condition", "verdict",
     "option_label", "value", "valid", "evidence_capped", "explanation", "evidence", "raw", "tokens_in", "tokens_out",
@@ -88,31 +91,18 @@ class RunSummary:
         }
 
 
-def template_for(judge: Judge) -> prompts.TemplateText:
-    t = judge.prompt_template
-    if t is None:
-        return prompts.DEFAULT_TEMPLATE
-    return prompts.TemplateText(t.name, t.version, t.system, t.binary_user, t.option_user)
-
-
 def run_config(judge: Judge) -> dict:
     """What an execution of ``judge`` runs with: model, endpoint, sampling, limits, settings
     and the prompt template's name and version (the key variable's name only, never a key)."""
-    template = template_for(judge)
+    template = plan.template_for(judge)
     return {
         "model": judge.model, "backend": judge.backend, "base_url": judge.base_url, "api_key_env": judge.api_key_env,
         "condition": judge.condition, "temperature": judge.temperature, "samples": judge.samples,
         "concurrency": judge.concurrency, "max_retries": judge.max_retries,
         "price_in_per_mtok": float(judge.price_in_per_mtok), "price_out_per_mtok": float(judge.price_out_per_mtok),
         "settings": judge.settings or {}, "template": {"name": template.name, "version": template.version},
-        "endpoint_limits": endpoint_limits(base_url=judge.base_url, api_key_env=judge.api_key_env).as_dict()
-        if judge.backend == Judge.OPENAI else {},
+        "endpoint_limits": backend_for(judge).limits(judge=judge),
     }
-
-
-def call_cost(*, judge: Judge, tokens_in: int, tokens_out: int) -> Decimal:
-    cost = Decimal(tokens_in) * Decimal(judge.price_in_per_mtok) / MTOK + Decimal(tokens_out) * Decimal(judge.price_out_per_mtok) / MTOK
-    return cost.quantize(COST_QUANTUM)
 
 
 class _Writer:
@@ -211,14 +201,28 @@ class _Writer:
 
 
 class _Execution:
-    def __init__(self, run: JudgeRun, settings: JudgeSettings, writer: _Writer, sleep: Callable[[float], None]):
+    """The ``RunContext`` of one execution: what the judge's backend writes its answers through."""
+
+    def __init__(self, run: JudgeRun, backend: JudgeBackend, settings: JudgeSettings, writer: _Writer,
+                 sleep: Callable[[float], None]):
         self.run = run
         self.judge = run.judge
+        self.backend = backend
         self.settings = settings
         self.writer = writer
         self.sleep = sleep
 
-    def judgment(self, call: plan.Call, outcome: parsing.Outcome, **extra) -> dict:
+    @property
+    def stopping(self) -> bool:
+        return self.writer.stopping
+
+    def record(self, call: Call, outcome: parsing.Outcome, **extra) -> None:
+        self.writer.add(self.judgment(call, outcome, **extra))
+
+    def flush_maybe(self) -> None:
+        self.writer.maybe_flush()
+
+    def judgment(self, call: Call, outcome: parsing.Outcome, **extra) -> dict:
         item = call.item
         outcome = parsing.evidence_apply(
             outcome=outcome, response_text=item.response_text, kind=item.kind, options=item.options,
@@ -236,61 +240,25 @@ class _Execution:
             "latency_ms": None, "cost_usd": Decimal(0), "cached": False, "error": "", **extra,
         }
 
-    def parsed(self, call: plan.Call, text: str) -> parsing.Outcome:
-        return parsing.output_parse(text=text, kind=call.item.kind, options=call.item.options)
-
-    def answers(self, call, text: str | None) -> list[tuple[plan.Call, parsing.Outcome]]:
-        """(criterion call, outcome) of each judgment an answer makes: one, or one per checklist
-        item of a compiled call."""
-        if isinstance(call, CompiledCall):
-            return list(zip(call.calls(), compiled_parse(text=text, call=call)))
-        return [(call, self.parsed(call, text))]
-
     def add_answer(self, call, text: str, *, calls: int = 0, retries: int = 0, hit: bool = False, **extra) -> None:
         """Write the judgments of one answer; tokens, cost and the call itself count once, on the first."""
-        for n, (single, outcome) in enumerate(self.answers(call, text)):
+        for n, (single, outcome) in enumerate(self.backend.parse(call, text)):
             once = extra if n == 0 else {k: v for k, v in extra.items() if k not in ("tokens_in", "tokens_out", "cost_usd")}
             self.writer.add(self.judgment(single, outcome, raw=text, **once), calls=calls if n == 0 else 0,
                             retries=retries if n == 0 else 0, hit=hit)
 
-    # -- baseline: deterministic and local, no pool and no cache needed ---------------------
-    def baseline(self, calls: Iterable[plan.Call]) -> None:
-        for call in calls:
-            if self.writer.stopping:
-                break
-            started = time.perf_counter()
-            item = call.item
-            outcome = baseline_judge(criterion_text=item.criterion_text, response_text=item.response_text,
-                                     kind=item.kind, options=item.options, threshold=self.settings.threshold)
-            latency = (time.perf_counter() - started) * 1000
-            self.writer.add(self.judgment(call, outcome, raw=outcome.explanation, latency_ms=latency))
-            self.writer.maybe_flush()
+    # -- calls to a client (the chat backend's HTTP client), from a pool of threads --------------
+    def answer_concurrently(self, calls: Iterable, *, client, messages: Callable, params: dict, concurrency: int) -> None:
+        """``client.complete(messages)`` returns a ``Completion`` or raises ``CallFailed``
+        (``backends.chat``); it is called from ``concurrency`` threads and does no database work."""
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}") as pool:
+            self._pump(pool, self._misses(calls, messages, params), client, window=concurrency * 2)
 
-    # -- chat completions ---------------------------------------------------------------------
-    def chat(self, calls: Iterable[plan.Call]) -> None:
-        s = self.settings
-        config = ChatConfig(
-            model=self.judge.model, base_url=self.judge.base_url, api_key_env=self.judge.api_key_env,
-            temperature=self.judge.temperature, max_retries=self.judge.max_retries, timeout_seconds=s.timeout_seconds,
-            max_tokens=s.max_tokens, json_mode=s.json_mode, reasoning_effort=s.reasoning_effort,
-            backoff_base_seconds=s.backoff_base_seconds,
-            backoff_max_seconds=s.backoff_max_seconds,
-        )
-        concurrency = max(1, self.judge.concurrency)
-        backend = ChatBackend(config, sleep=self.sleep, limiter=endpoint_limiter(self.judge), pool_size=concurrency)
-        builder = plan.PromptBuilder(judge=self.judge, settings=s, template=template_for(self.judge))
-        params = config.params()
-        try:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=f"judge-run-{self.run.pk}") as pool:
-                self._pump(pool, self._misses(calls, builder, params), backend, window=concurrency * 2)
-        finally:
-            backend.close()
-
-    def _misses(self, calls, builder, params):
+    def _misses(self, calls, messages_for, params):
         """Yield (call, key) for calls the cache cannot answer; write the answered ones."""
         calls = iter(calls)
         while batch := list(islice(calls, CHUNK)):
-            chunk = [(c, builder.messages(c)) for c in batch]
+            chunk = [(c, messages_for(c)) for c in batch]
             keyed = [(c, m, cache_key(model=self.judge.model, messages=m, params=params, sample=c.sample)) for c, m in chunk]
             cached = dict(JudgeCacheEntry.objects.filter(key__in=[k for *_, k in keyed]).values_list("key", "text"))
             for call, messages, key in keyed:
@@ -303,7 +271,7 @@ class _Execution:
                 self.add_answer(call, text, hit=True, cached=True)
                 self.writer.maybe_flush()
 
-    def _pump(self, pool, source, backend, *, window: int) -> None:
+    def _pump(self, pool, source, client, *, window: int) -> None:
         """Keep ``window`` calls submitted; collect each as it completes (a done-callback puts
         it on a queue, which is cheaper than re-arming ``wait`` on every pending future)."""
         finished: queue.SimpleQueue = queue.SimpleQueue()
@@ -317,7 +285,7 @@ class _Execution:
                     exhausted = True
                     break
                 call, messages, key = nxt
-                future = pool.submit(backend.complete, messages)
+                future = pool.submit(client.complete, messages)
                 in_flight[future] = (call, key)
                 future.add_done_callback(finished.put)
             if not in_flight:
@@ -335,7 +303,7 @@ class _Execution:
                     future = None
             self.writer.maybe_flush()
 
-    def _collect(self, call: plan.Call, key: str, future) -> None:
+    def _collect(self, call: Call, key: str, future) -> None:
         try:
             completion = future.result()
         except CallFailed as exc:
@@ -345,7 +313,7 @@ class _Execution:
                 self.writer.add(self.judgment(single, failed, error=str(exc)), calls=(exc.attempts and 1) if n == 0 else 0,
                                 retries=max(0, exc.attempts - 1) if n == 0 else 0)
             return
-        cost = call_cost(judge=self.judge, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
+        cost = self.backend.cost(judge=self.judge, tokens_in=completion.tokens_in, tokens_out=completion.tokens_out)
         self.writer.add_cache(key=key, model=self.judge.model, text=completion.text, tokens_in=completion.tokens_in,
                               tokens_out=completion.tokens_out)
         self.add_answer(call, completion.text, calls=1, retries=completion.attempts - 1, tokens_in=completion.tokens_in,
@@ -370,25 +338,22 @@ def judge_run_execute(*, run: JudgeRun, sleep: Callable[[float], None] = time.sl
     started = time.perf_counter()
     try:
         lease_update(run=run, token=token, config=run_config(judge))
-        if judge.backend == Judge.PANEL:
+        backend = backend_for(judge)
+        if backend.votes_over_members:
             raise ValueError(f"judge {judge.name!r} is a panel: it votes over its members' judgments and is not run")
-        if judge.backend in (Judge.REPLAY, Judge.CALIBRATED):  # stored judgments: nothing to call
+        if not backend.executes_calls:  # stored judgments: nothing to call
             _replay(run)
             lease_update(run=run, token=token, status=JudgeRun.FINISHED, finished_at=timezone.now(), lease_owner="")
         else:
-            settings = judge_settings_parse(judge.settings)
-            is_compiled = settings.compiled and judge.backend == Judge.OPENAI
+            settings = backend.settings_parse(judge.settings)
+            is_compiled = backend.compiled(settings)
             total = plan.plan_count(project=judge.project, scope=run.scope, samples=judge.samples, compiled=is_compiled)
             _recount(run)
             # Failed calls are redone now; they are counted again if they fail again.
             lease_update(run=run, token=token, total_calls=total, failed_calls=0)
             pending = _pending(run, judge, compiled=is_compiled, reverse=settings.variant == "reversed")
             writer = _Writer(run, on_flush, token)
-            execution = _Execution(run, settings, writer, sleep)
-            if judge.backend == Judge.BASELINE:
-                execution.baseline(pending)
-            else:
-                execution.chat(pending)
+            backend.execute(context=_Execution(run, backend, settings, writer, sleep), calls=pending)
             writer.flush()
             _recount(run)
             run.refresh_from_db(fields=["done_calls", "failed_calls", "total_calls"])

@@ -14,15 +14,33 @@ from django.utils import timezone
 from annotation.access import project_check
 from annotation.models import Criterion, Label, Response
 from annotation.selectors import criteria_for_response, labels_final
+from annotation.vocabulary import MET, NOT_MET, UNRESOLVED
 
 from ..models import Judge, JudgeRun, Judgment
 from ..sources import project_sources
+from .backends import backend_for, backend_names
 from .lease import LEASE_SECONDS
 from .parsing import evidence_valid_quotes
 
 
 def judges_for_project(*, project) -> list[Judge]:
     return list(Judge.objects.filter(project=project).select_related("prompt_template").order_by("name"))
+
+
+@dataclass(frozen=True)
+class JudgeListing:
+    """A judge as the judge lists show it: its backend's badge and summary line, and whether the
+    judges page edits it."""
+
+    judge: Judge
+    badge: object
+    summary: str
+    editable: bool
+
+
+def judge_listing(judge: Judge) -> JudgeListing:
+    backend = backend_for(judge)
+    return JudgeListing(judge=judge, badge=backend.badge(judge), summary=backend.summary(judge), editable=backend.page_form)
 
 
 def runs_for_project(*, project, limit: int = 20) -> list[JudgeRun]:
@@ -58,10 +76,11 @@ def judge_section_data(*, project) -> dict:
     for run in runs:
         run.stale = judge_run_stale(run=run)
         run.resumable = judge_run_resumable(run=run)
+        run.judge_badge = backend_for(run.judge).badge(run.judge)
     active = (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
     return {
         "project": project,
-        "judges": judges_for_project(project=project),
+        "judges": [judge_listing(j) for j in judges_for_project(project=project)],
         "runs": runs,
         "runs_active": any(r.status in active for r in runs),
     }
@@ -73,13 +92,11 @@ def run_get_for_manager(*, project, run_id: int, user) -> JudgeRun:
     return get_object_or_404(JudgeRun.objects.select_related("judge"), pk=run_id, judge__project=project)
 
 
-EDITABLE_BACKENDS = (Judge.OPENAI, Judge.BASELINE)  # panels have their own form; imported judges are data
-
-
 def judge_get_for_manager(*, project, judge_id: int, user) -> Judge:
-    """A judge of the project that its managers may edit on the judges page (404 / 403 otherwise)."""
+    """A judge of the project that its managers may edit on the judges page (404 / 403 otherwise):
+    one whose backend the judge form configures (panels have their own form; imported judges are data)."""
     project_check(project=project, user=user, action="manage")
-    return get_object_or_404(Judge, pk=judge_id, project=project, backend__in=EDITABLE_BACKENDS)
+    return get_object_or_404(Judge, pk=judge_id, project=project, backend__in=backend_names(page_form=True))
 
 
 def run_figures(*, run: JudgeRun, now=None) -> dict:
@@ -159,11 +176,11 @@ class SideBySide:
 def _cell(decision, *, unit: str, votes: list[tuple] | None = None, ordinal: bool = False) -> Cell:
     """The cell of one source's decision: its text and tone, and what was behind it. ``votes``
     are the raw (verdict, option, value) votes behind the decision, to say how many agree."""
-    tone = decision.verdict if decision.verdict in ("met", "not_met") and decision.option is None else "other"
+    tone = decision.verdict if decision.verdict in (MET, NOT_MET) and decision.option is None else "other"
     if decision.unresolved:
-        text = "unresolved (tie)"
+        text = f"{UNRESOLVED} (tie)"
     elif not decision.decided and decision.invalid:
-        text, tone = "invalid", "not_met"
+        text, tone = "invalid", NOT_MET
     else:
         text = decision.text()
     cell = Cell(decision=text, tone=tone, decision_fields=decision.fields(), invalid=decision.invalid,
@@ -202,7 +219,7 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
     evidence behind them. A fixed number of queries whatever the number of cohorts and judges.
     ``cohort_decisions``: the response's ``cohort_frames`` when the caller has them already."""
     # The frames need pandas: loaded by the page that shows them, not by every web process.
-    from ..metrics.decisions import judge_outputs
+    from ..metrics.decisions import cohort_votes, judge_outputs
     from ..selectors import (
         cohort_frames,
         criterion_frame,
@@ -226,16 +243,18 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
     for source in project_sources(project=project)["cohorts"]:
         columns.append(Column(source.spec, source.name, "cohort"))
         own = labels[labels["cohort"] == source.obj.pk]
-        counted = own[own["role"] == "checker"] if (own["role"] == "checker").any() else own
+        counted = cohort_votes(own, keys=["criterion_id"])  # per criterion: its checker's label where it has one
         _fill(cells, source.spec, decisions_by_criterion(decided[decided["cohort"] == source.name]), response, criteria,
               unit="label", votes=_votes(counted))
     _cohort_notes(response, cells)
     judges = judges_for_project(project=project)
     known = {j.name: j for j in judges}
     usable = []
-    for judge in sorted(judges, key=lambda j: j.backend == Judge.PANEL):
-        columns.append(Column(f"judge:{judge.name}", judge.name, _column_kind(judge), _subtitle(judge)))
-        if judge.backend == Judge.PANEL:
+    kinds = {j.name: backend_for(j) for j in judges}
+    for judge in sorted(judges, key=lambda j: kinds[j.name].votes_over_members):
+        backend = kinds[judge.name]
+        columns.append(Column(f"judge:{judge.name}", judge.name, backend.column_kind, backend.subtitle(judge)))
+        if backend.votes_over_members:
             try:
                 panel_members(judge=judge, known=known)
             except (ValueError, LookupError) as exc:  # a misconfigured panel: say so in its column
@@ -243,11 +262,12 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
                 continue
         usable.append(judge)
     # One read of every plain judge's outputs (panel members included) serves the decisions and the votes.
-    rows = judgment_rows(judges=[j for j in judges if j.backend != Judge.PANEL], criteria=frame, response_ids=only)
+    rows = judgment_rows(judges=[j for j in judges if not kinds[j.name].votes_over_members], criteria=frame,
+                         response_ids=only)
     decided = judges_frame(judges=usable, responses=responses, criteria=frame, response_ids=only, known=known, outputs=rows)
     outputs = judge_outputs(rows)
     for judge in usable:
-        panel = judge.backend == Judge.PANEL
+        panel = kinds[judge.name].votes_over_members
         votes = {} if panel else _votes(outputs[outputs["judge"] == judge.name])
         _fill(cells, f"judge:{judge.name}", decisions_by_criterion(decided[decided["judge"] == judge.name]), response,
               criteria, unit="judge" if panel else "sample", votes=votes)
@@ -262,24 +282,6 @@ def _fill(cells: dict, key: str, decided: dict, response: Response, criteria: li
         if decision is not None:
             cells[(criterion.pk, key)] = _cell(decision, unit=unit, votes=votes.get(criterion.pk),
                                                ordinal=criterion.kind == "ordinal")
-
-
-def _column_kind(judge: Judge) -> str:
-    return {Judge.BASELINE: "baseline", Judge.PANEL: "panel"}.get(judge.backend, "judge")
-
-
-def _subtitle(judge: Judge) -> str:
-    if judge.backend == Judge.PANEL:
-        settings = judge.settings or {}
-        return f"{settings.get('vote', 'majority')} vote of {', '.join(settings.get('members') or [])}"
-    if judge.backend == Judge.BASELINE:
-        return "offline baseline (lexical)"
-    if judge.backend == Judge.REPLAY:
-        return f"imported · {judge.model or 'unknown model'} · {judge.condition}"
-    if judge.backend == Judge.CALIBRATED:
-        info = (judge.settings or {}).get("calibration") or {}
-        return f"calibrated scores of {info.get('judge', '?')} against {info.get('reference', '?')}"
-    return f"{judge.model or judge.backend} · {judge.condition}"
 
 
 def _quotes(quotes, text: str) -> list[tuple[str, bool]]:

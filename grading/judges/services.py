@@ -12,64 +12,42 @@ from annotation.models import Cohort, Project, Response
 from annotation.projects import audit_record
 
 from ..models import Judge, JudgeRun, PromptTemplate
+from .backends import backend_for, backend_get
+from .dispatch import judge_run_dispatch
 from .endpoints import endpoint_problems
 from .plan import SCOPE_KEYS
 from .selectors import judge_run_resumable
-from .settings import SettingsError, judge_settings_parse
+from .settings import RUBRIC_VARIANTS, SettingsError
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def judge_validate(*, judge: Judge) -> None:
-    """Check a judge configuration; raises ``ValidationError`` keyed by field."""
+    """Check a judge configuration; raises ``ValidationError`` keyed by field. The backend says
+    how its settings read and what else it needs (a model, members...)."""
     try:
-        settings = judge_settings_parse(judge.settings)
+        backend = backend_get(judge.backend)
+    except LookupError as exc:
+        raise ValidationError({"backend": str(exc.args[0])}) from None
+    try:
+        settings = backend.settings_parse(judge.settings)
     except SettingsError as exc:
         raise ValidationError({"settings": str(exc)}) from None
     if judge.api_key_env and not ENV_NAME.match(judge.api_key_env):
         # Catches the commonest mistake: pasting the key itself where its variable's name goes.
         raise ValidationError({"api_key_env": "give the name of an environment variable (e.g. OPENAI_API_KEY), never the key"})
-    problems = endpoint_problems(base_url=judge.base_url, api_key_env=judge.api_key_env,
-                                 calls_out=judge.backend == Judge.OPENAI)
+    problems = endpoint_problems(base_url=judge.base_url, api_key_env=judge.api_key_env, calls_out=backend.calls_out)
     if problems:
         raise ValidationError(problems)
-    if judge.backend == Judge.OPENAI and not judge.model:
-        raise ValidationError({"model": "an OpenAI-compatible judge needs a model name"})
     if judge.concurrency < 1:
         raise ValidationError({"concurrency": "the concurrency limit must be at least 1"})
     if settings.few_shot_cohort and judge.project_id and not Cohort.objects.filter(
         project_id=judge.project_id, name=settings.few_shot_cohort
     ).exists():
         raise ValidationError({"settings": f"settings.few_shot.cohort: no cohort {settings.few_shot_cohort!r} in this project"})
-    if judge.backend == Judge.PANEL:
-        _panel_validate(judge=judge, members=settings.members, vote=settings.vote, weights=settings.weights)
-    elif settings.members:
-        raise ValidationError({"settings": "settings.members: only a panel has members"})
-
-
-def _panel_validate(*, judge: Judge, members: list[str], vote: str, weights: dict[str, float]) -> None:
-    if len(members) < 2:
-        raise ValidationError({"settings": "settings.members: a panel needs at least two member judges"})
-    if len(set(members)) != len(members):
-        raise ValidationError({"settings": "settings.members: a judge is listed twice"})
-    if judge.name in members:
-        raise ValidationError({"settings": "settings.members: a panel cannot be its own member"})
-    found = dict(Judge.objects.filter(project_id=judge.project_id, name__in=members).values_list("name", "backend"))
-    missing = [m for m in members if m not in found]
-    if missing:
-        raise ValidationError({"settings": f"settings.members: no judge {missing[0]!r} in this project"})
-    nested = [m for m in members if found[m] == Judge.PANEL]
-    if nested:
-        raise ValidationError({"settings": f"settings.members: {nested[0]!r} is itself a panel; panels do not nest"})
-    if vote == "weighted":
-        absent = [m for m in members if m not in weights]
-        if absent:
-            raise ValidationError({"settings": f"settings.weights: weighted vote needs a weight for {absent[0]!r}"})
-        if sum(weights[m] for m in members) <= 0:
-            raise ValidationError({"settings": "settings.weights: at least one weight must be positive"})
-    extra = sorted(set(weights) - set(members))
-    if extra:
-        raise ValidationError({"settings": f"settings.weights: {extra[0]!r} is not a member"})
+    problems = backend.validate(judge=judge, settings=settings)
+    if problems:
+        raise ValidationError(problems)
 
 
 AUDITED_FIELDS = ("name", "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
@@ -173,8 +151,6 @@ def _scope_clean(scope: dict | None) -> dict:
 
 
 def _enqueue(run: JudgeRun) -> None:
-    from ..tasks import judge_run_dispatch
-
     transaction.on_commit(lambda: judge_run_dispatch(run_id=run.pk))
 
 
@@ -201,11 +177,14 @@ def judge_variant(*, judge: Judge, variant: str) -> Judge:
     (options and checklists in reverse order) or ``NAME~paraphrased`` (the criteria's paraphrased
     texts), a copy of its configuration with ``settings.variant`` and ``variant_of``, so its runs
     and judgments stand beside the original's. Kept in step with the original on every call."""
-    from .settings import RUBRIC_VARIANTS
-
     if variant not in RUBRIC_VARIANTS:
         raise ValidationError(f"unknown rubric variant {variant!r}; use {' or '.join(RUBRIC_VARIANTS)}")
-    if judge.backend not in (Judge.OPENAI, Judge.BASELINE) or (judge.settings or {}).get("variant"):
+    backend = backend_for(judge)
+    try:
+        perturbed = bool(backend.settings_parse(judge.settings).variant)
+    except SettingsError as exc:
+        raise ValidationError({"settings": str(exc)}) from None
+    if not backend.executes_calls or perturbed:
         raise ValidationError(f"judge {judge.name!r} cannot be run on a rubric variant (it is not a judge that is run, "
                               "or already a variant)")
     values = {name: getattr(judge, name) for name in VARIANT_FIELDS}
@@ -217,7 +196,7 @@ def judge_variant(*, judge: Judge, variant: str) -> Judge:
 def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None, budget_usd=None) -> JudgeRun:
     """A queued run of ``judge`` over the project or a slice (not yet queued on Celery).
     ``budget_usd``: the run pauses once its cost reaches it (None: no cap)."""
-    if judge.backend == Judge.PANEL:
+    if backend_for(judge).votes_over_members:
         raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run")
     judge_validate(judge=judge)
     return JudgeRun.objects.create(judge=judge, scope=_scope_clean(scope), created_by=user, budget_usd=_budget_clean(budget_usd))
@@ -274,6 +253,6 @@ def judge_baseline_run(*, project: Project, name: str = BASELINE_NAME, scope: di
     judge = Judge.objects.filter(project=project, name=name).first()
     if judge is None:
         judge = judge_save(judge=Judge(project=project, name=name, backend=Judge.BASELINE, model="lexical-coverage"))
-    elif judge.backend != Judge.BASELINE:
+    elif backend_for(judge) is not backend_get(Judge.BASELINE):
         raise ValidationError(f"judge {name!r} exists and is not a baseline judge")
     return judge_run_execute(run=judge_run_create(judge=judge, scope=scope))

@@ -25,7 +25,7 @@ scoring     score_response(outcomes, *, strategy, partial_credit=0.5, length_pen
                             length_penalty=None, words=None) -> DataFrame[score, n_scored, n_cannot_assess]
             CriterionOutcome(weight, value, min_value=0, max_value=1, not_applicable=False)
             LengthPenalty(free_words, cap_words, penalty_at_cap, exponent=1); word_count(text)
-decisions   the decision rules of SPEC §2/§3 (one place): cohort_decide(labels, *, keys),
+decisions   the decision rules of SPEC §2/§3 (one place): cohort_decide(labels, *, keys), cohort_votes(labels, *, keys),
             samples_decide(rows, *, keys), panel_decide(decisions, *, keys, rule, weights),
             gold_decide(cohorts, adjudications, *, keys), judge_outputs(rows), missing_outputs(...),
             numeric_values(*, kind, verdict, value), unit_scale(values, lo, hi), unit_bounds(lo, hi),
@@ -102,6 +102,7 @@ _SOURCES = {
     "calibrate_k": "coverage",
     "case_level_mf1": "agreement",
     "cohort_decide": "decisions",
+    "cohort_votes": "decisions",
     "compare_rankings": "ranking",
     "consensus_deviation": "bias",
     "coverage": "coverage",
@@ -251,6 +252,7 @@ __all__ = [
     "top_n_overlap",
     "verbosity_check",
     "cohort_decide",
+    "cohort_votes",
     "decision_fields",
     "gold_decide",
     "judge_outputs",

@@ -4,7 +4,7 @@ builder and exporter gets a source's decisions from these functions (through
 
 - ``cohort_decide``: the cohort decision — the checker's label if there is one; else the
   single annotator's label; else the majority of the annotators' labels; a tie is unresolved
-  (and counts as a disagreement).
+  (and counts as a disagreement). ``cohort_votes``: the labels behind it.
 - ``samples_decide``: a judge's decision over its Monte Carlo samples — the majority for
   binary and nominal criteria (a tie is unresolved), the mean value for ordinal ones. A
   missing or unparseable output is counted invalid, and on a binary criterion it is a
@@ -37,14 +37,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from annotation.vocabulary import (
+    ADJUDICATED,
+    AGREED,
+    CANNOT_ASSESS,
+    MET,
+    NOT_MET,
+    SINGLE_COHORT,
+    UNRESOLVED,
+    VERDICTS,
+    decision_text,
+)
+
 from .ensemble import VoteRule, ensemble_vote
 from .errors import MetricError
 
-MET, NOT_MET, CANNOT_ASSESS = "met", "not_met", "cannot_assess"
-VERDICTS = (MET, NOT_MET, CANNOT_ASSESS)
 BINARY, ORDINAL, NOMINAL = "binary", "ordinal", "nominal"
 DECISION_COLUMNS = ["verdict", "option", "value", "unresolved", "invalid", "n"]
-AGREED, ADJUDICATED, SINGLE_COHORT, UNRESOLVED = "agreed", "adjudicated", "single-cohort", "unresolved"
 
 
 @dataclass(frozen=True)
@@ -77,14 +86,10 @@ class SourceDecision:
         return decision_fields(verdict=self.verdict, option=self.option, value=self.value)
 
     def text(self) -> str:
-        """How pages show it: "met", "not met", an option label, a value, or "unresolved"."""
-        if self.option is not None:
-            return self.option
-        if self.verdict is not None:
-            return self.verdict.replace("_", " ")
-        if self.value is not None:
-            return f"{self.value:g}"
-        return "unresolved" if self.unresolved else "invalid" if self.invalid else ""
+        """How pages show it (the vocabulary's ``decision_text``): an option label, "not met",
+        "value 6.5", "unresolved" for a tie, "invalid" for invalid outputs only."""
+        return decision_text(verdict=self.verdict, option=self.option, value=self.value,
+                             unresolved=self.unresolved, invalid=self.invalid)
 
 
 def decision_fields(*, verdict: str | None, option: str | None, value: float | None) -> dict:
@@ -201,6 +206,27 @@ def _empty(keys: list[str]) -> pd.DataFrame:
 # -- the cohort decision ------------------------------------------------------------------------
 
 
+def _deciding(frame: pd.DataFrame, item: np.ndarray, n_items: int) -> np.ndarray:
+    """Which labels decide their item: a checked item counts its checker label only, any other
+    item every annotator's label."""
+    is_checker = frame["role"].to_numpy(dtype=object) == "checker"
+    checked_item = np.zeros(n_items, dtype=bool)
+    checked_item[item[is_checker]] = True
+    return ~checked_item[item] | is_checker
+
+
+def cohort_votes(labels: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
+    """The labels behind each item's cohort decision (``cohort_decide``'s rule), item by item: the
+    checker's label where the item has one, else every annotator's. A page that says how many
+    labels agree with a decision counts these, so a response whose checker reviewed some criteria
+    keeps the annotators' votes on the others. ``labels`` as for ``cohort_decide``."""
+    if labels.empty:
+        return labels
+    frame = labels.reset_index(drop=True)
+    item, items = _items(frame, keys)
+    return frame[_deciding(frame, item, len(items))].reset_index(drop=True)
+
+
 def cohort_decide(labels: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
     """The cohort decision of every item (SPEC §2).
 
@@ -213,10 +239,7 @@ def cohort_decide(labels: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
         return _empty(keys)
     frame = labels.reset_index(drop=True)
     item, items = _items(frame, keys)
-    is_checker = frame["role"].to_numpy(dtype=object) == "checker"
-    checked_item = np.zeros(len(items), dtype=bool)
-    checked_item[item[is_checker]] = True
-    counts = ~checked_item[item] | is_checker  # a checked item counts its checker label only
+    counts = _deciding(frame, item, len(items))
     frame, item = frame[counts].reset_index(drop=True), item[counts]
     codes = _vote_codes(frame)
     winner = _winning_rows(frame, item, codes, len(items), rule=VoteRule.MAJORITY)

@@ -1,9 +1,10 @@
 """Cannot-assess strategies and the mapping of string verdicts to binary decisions.
 SPEC §3 names four ways to treat a `cannot_assess` verdict: SKIP leaves it out, ZERO
 counts it as not met, PARTIAL gives it value p where a value is used (weighted score)
-and not met where a decision is needed (F1), FAIL takes the worst case. Judge output
-that is missing, malformed or unresolved is never dropped: it counts as not met and is
-tallied as invalid. `apply_cannot_assess` does this for a whole column at once.
+and not met where a decision is needed (F1), FAIL takes the worst case. Anything that is
+no verdict (a tie, no decision) is never dropped: it counts as not met.
+`apply_cannot_assess` does this for a whole column at once. Which judge outputs are invalid,
+and their tally, is the decision rules' (``decisions.judge_outputs``), not this module's.
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .errors import MetricError
+from annotation.vocabulary import CANNOT_ASSESS, MET
 
-MET = "met"
-NOT_MET = "not_met"
-CANNOT_ASSESS = "cannot_assess"
+from .errors import MetricError
 
 
 class CannotAssess(enum.StrEnum):
@@ -55,7 +54,6 @@ class ResolvedVerdicts:
     strategy: CannotAssess
     n: int
     n_cannot_assess: int
-    n_invalid: int
 
     @property
     def n_kept(self) -> int:
@@ -68,10 +66,9 @@ def apply_cannot_assess(
     strategy: CannotAssess | str,
     penalty: Iterable[bool] | np.ndarray | None = None,
 ) -> ResolvedVerdicts:
-    """Map verdicts 'met' / 'not_met' / 'cannot_assess' / anything else to 1 / 0 / dropped.
+    """Map verdicts met / not met / cannot assess / anything else to 1 / 0 / dropped / 0.
 
-    Any value other than the three verdict strings (None, NaN, 'unresolved', a
-    malformed judge answer) is invalid: it becomes 0 and is counted in `n_invalid`.
+    Any value other than the three verdicts (None, NaN: no decision) becomes 0.
     cannot_assess becomes: SKIP → dropped, ZERO → 0, PARTIAL → 0 (not met for F1),
     FAIL → the worst case, which is 0 — or 1 for rows flagged in the optional
     `penalty` mask, since meeting a penalty criterion is the worse outcome.
@@ -80,9 +77,7 @@ def apply_cannot_assess(
     raw = pd.Series(verdicts, dtype=object) if not isinstance(verdicts, pd.Series) else verdicts
     arr = raw.to_numpy(dtype=object)
     met = arr == MET
-    not_met = arr == NOT_MET
     cannot = arr == CANNOT_ASSESS
-    invalid = ~(met | not_met | cannot)
     values = met.astype(np.int8)
     keep = np.ones(arr.shape[0], dtype=bool)
     if rule is CannotAssess.SKIP:
@@ -98,7 +93,6 @@ def apply_cannot_assess(
         strategy=rule,
         n=int(arr.shape[0]),
         n_cannot_assess=int(cannot.sum()),
-        n_invalid=int(invalid.sum()),
     )
 
 

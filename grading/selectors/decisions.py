@@ -17,6 +17,7 @@ from django.db.models import Case, IntegerField, Sum, Value, When
 
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project
 from annotation.selectors import labels_final
+from annotation.vocabulary import CANNOT_ASSESS, MET, NOT_MET, UNRESOLVED
 
 from ..metrics.decisions import (
     DECISION_COLUMNS,
@@ -33,7 +34,6 @@ from .frames import applicable_pairs, fetch_frame
 
 ITEM = ["response_id", "criterion_id"]
 COLUMNS = [*ITEM, *DECISION_COLUMNS]
-PANEL = "panel"
 
 
 def _empty() -> pd.DataFrame:
@@ -134,7 +134,7 @@ def gold_decision_frame(*, project: Project, response_ids=None, cohorts: pd.Data
     """Gold as a decision source: an unresolved gold item is one nobody has decided yet, not a
     decision, and is left out."""
     gold = gold_frame(project=project, response_ids=response_ids, cohorts=cohorts)
-    gold = gold[gold["provenance"] != "unresolved"]
+    gold = gold[gold["provenance"] != UNRESOLVED]
     if gold.empty:
         return _empty()
     return gold.assign(unresolved=False, invalid=0, n=1)[COLUMNS].reset_index(drop=True)
@@ -143,10 +143,10 @@ def gold_decision_frame(*, project: Project, response_ids=None, cohorts: pd.Data
 # -- judges -------------------------------------------------------------------------------------
 
 VERDICT_CODES = Case(
-    When(verdict="not_met", then=Value(0)), When(verdict="met", then=Value(1)), When(verdict="cannot_assess", then=Value(2)),
+    When(verdict=NOT_MET, then=Value(0)), When(verdict=MET, then=Value(1)), When(verdict=CANNOT_ASSESS, then=Value(2)),
     default=Value(-1), output_field=IntegerField(),
 )
-VERDICT_BY_CODE = np.array([None, "not_met", "met", "cannot_assess"], dtype=object)  # indexed by code + 1
+VERDICT_BY_CODE = np.array([None, NOT_MET, MET, CANNOT_ASSESS], dtype=object)  # indexed by code + 1
 
 
 def _option_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.Series:
@@ -196,11 +196,11 @@ def judge_hits(*, judge: Judge) -> pd.DataFrame | None:
     (its decisions are then its outputs, so no vote is needed); None otherwise, and the
     caller falls back to the decision frame. At 825,000 judgments this is one grouped
     query instead of a million rows through Python."""
-    if judge.backend == PANEL or Judgment.objects.filter(judge=judge, sample__gt=0).exists():
+    if judge.kind.votes_over_members or Judgment.objects.filter(judge=judge, sample__gt=0).exists():
         return None
     mixed = Criterion.objects.filter(project=judge.project_id).exclude(kind="binary").exists()
     binary_met = {"criterion__kind": "binary"} if mixed else {}  # join the criteria only when it matters
-    met = Case(When(valid=True, verdict="met", then=Value(1), **binary_met), default=Value(0), output_field=IntegerField())
+    met = Case(When(valid=True, verdict=MET, then=Value(1), **binary_met), default=Value(0), output_field=IntegerField())
     qs = Judgment.objects.filter(judge=judge).values("response_id").annotate(hits=Sum(met)).values_list("response_id", "hits")
     return fetch_frame(qs.order_by(), ["response_id", "hits"])
 
@@ -241,8 +241,9 @@ def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.D
     ``known``: the project's judges by name, when the caller has them (no query for panel members).
     ``outputs``: ``judgment_rows`` of (at least) these judges and panel members, when the caller
     has read them already."""
-    plain = {j.name: j for j in judges if j.backend != PANEL}
-    members: dict[str, list[Judge]] = {p.name: panel_members(judge=p, known=known) for p in judges if p.backend == PANEL}
+    panels = [j for j in judges if j.kind.votes_over_members]
+    plain = {j.name: j for j in judges if not j.kind.votes_over_members}
+    members: dict[str, list[Judge]] = {p.name: panel_members(judge=p, known=known) for p in panels}
     for listed in members.values():
         plain.update({m.name: m for m in listed})
     parts = []
@@ -255,16 +256,16 @@ def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.D
     decided = None
     if rows is not None and len(rows):
         decided = _with_missing(samples_decide(rows, keys=["judge", *ITEM]), responses=responses, criteria=criteria)
-        wanted = {j.name for j in judges if j.backend != PANEL}
+        wanted = {j.name for j in judges if not j.kind.votes_over_members}
         parts.append(decided[decided["judge"].isin(wanted)])
-    for panel in (j for j in judges if j.backend == PANEL):
-        settings = panel.settings or {}
+    for panel in panels:
+        settings = panel.typed_settings
         names = [m.name for m in members[panel.name]]
         votes = decided[decided["judge"].isin(names)].rename(columns={"judge": "member"}) if decided is not None else None
         if votes is None or votes.empty:
             continue
         votes = votes.assign(kind=votes["criterion_id"].map(criteria["kind"]))
-        voted = panel_decide(votes, keys=ITEM, rule=settings.get("vote", "majority"), weights=settings.get("weights"))
+        voted = panel_decide(votes, keys=ITEM, rule=settings.vote, weights=settings.weights or None)
         parts.append(voted.assign(judge=panel.name))
     if not parts:
         return pd.DataFrame(columns=[*COLUMNS, "judge"])
@@ -280,7 +281,7 @@ def judge_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame
 def panel_members(*, judge: Judge, known: dict[str, Judge] | None = None) -> list[Judge]:
     """The member judges of a panel, in the order its settings name them; LookupError / ValueError
     naming what is wrong with its configuration. ``known``: the project's judges by name, if loaded."""
-    names = list((judge.settings or {}).get("members") or [])
+    names = list(judge.typed_settings.members)
     if not names:
         raise ValueError(f"panel judge {judge.name!r} has no members (settings.members)")
     if known is not None:
@@ -290,7 +291,7 @@ def panel_members(*, judge: Judge, known: dict[str, Judge] | None = None) -> lis
     unknown = [n for n in names if n not in members]
     if unknown:
         raise LookupError(f"panel judge {judge.name!r} names unknown member judge(s): {', '.join(unknown)}")
-    nested = [n for n in names if members[n].backend == PANEL]
+    nested = [n for n in names if members[n].kind.votes_over_members]
     if nested:
         raise ValueError(f"panel judge {judge.name!r} contains the panel {nested[0]!r}; panels do not nest")
     return [members[n] for n in names]
@@ -352,7 +353,7 @@ def source_raters(*, source, responses: pd.DataFrame, criteria: pd.DataFrame) ->
     columns = ["rater", "response_id", "criterion_id", "verdict", "option", "value"]
     if source.kind == "cohort":
         return label_rows(project=source.project, cohort=source.obj)[columns]
-    if source.kind == "judge" and source.obj.backend == PANEL:
+    if source.kind == "judge" and source.obj.kind.votes_over_members:
         rows = judges_frame(judges=panel_members(judge=source.obj), responses=responses, criteria=criteria)
         rows = rows.rename(columns={"judge": "rater"})
         return rows[~rows["unresolved"].astype(bool)][columns]

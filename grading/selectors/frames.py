@@ -8,7 +8,6 @@ Case and criterion texts are loaded only on request (``with_text=True``): they a
 to align two separately imported studies and nowhere else.
 """
 import json
-import math
 
 import pandas as pd
 from django.core.exceptions import EmptyResultSet
@@ -139,11 +138,3 @@ def applicable_pairs(*, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.D
     left["rubric_version_id"] = left["rubric_version_id"].astype("int64")
     right["rubric_version_id"] = right["rubric_version_id"].astype("int64")
     return left.merge(right, on="rubric_version_id", how="inner")[["response_id", "criterion_id"]]
-
-
-def option_value(options: list[dict], label: str) -> float:
-    """The value of the option called ``label`` (NaN if there is none)."""
-    for option in options or []:
-        if option["label"] == label:
-            return float(option["value"])
-    return math.nan

@@ -1,9 +1,9 @@
 """Decision buttons post "verdict:…", "option:…" or (adjudication only) "value:…"; one parser
-(annotation.decisions.choice_parse) turns them into a decision for the checker review and the
+(annotation.vocabulary.choice_parse) turns them into a decision for the checker review and the
 adjudication forms alike."""
 import pytest
 
-from annotation.decisions import DecisionError, choice_parse
+from annotation.vocabulary import DecisionError, choice_parse
 
 
 def test_choices_parse_into_decisions():

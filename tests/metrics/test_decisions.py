@@ -10,6 +10,7 @@ from grading.metrics import MetricError
 from grading.metrics.decisions import (
     SourceDecision,
     cohort_decide,
+    cohort_votes,
     decision_fields,
     gold_decide,
     numeric_values,
@@ -31,6 +32,21 @@ def by_item(frame):
 
 
 class TestCohortRule:
+    def test_the_votes_behind_a_decision_are_chosen_item_by_item(self):
+        # One response, two criteria: the checker reviewed "a" only, so "b" keeps its annotators'
+        # labels (the side-by-side page counts these to say "2 of 2 labels").
+        rows = labels([
+            ("a", "annotator", "met", None, np.nan), ("a", "annotator", "met", None, np.nan),
+            ("a", "checker", "not_met", None, np.nan),
+            ("b", "annotator", "met", None, np.nan), ("b", "annotator", "not_met", None, np.nan),
+        ])
+        votes = cohort_votes(rows, keys=KEYS)
+        assert sorted(zip(votes["item"], votes["role"], votes["verdict"])) == [
+            ("a", "checker", "not_met"), ("b", "annotator", "met"), ("b", "annotator", "not_met")]
+        decided = by_item(cohort_decide(rows, keys=KEYS))
+        assert {item: len(group) for item, group in votes.groupby("item")} == {k: d.n for k, d in decided.items()}
+        assert cohort_votes(rows.iloc[:0], keys=KEYS).empty
+
     def test_checker_wins_over_a_unanimous_majority(self):
         out = by_item(cohort_decide(labels([
             ("i", "annotator", "met", None, np.nan), ("i", "annotator", "met", None, np.nan),

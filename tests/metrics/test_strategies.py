@@ -43,9 +43,9 @@ def test_fail_on_a_penalty_criterion_counts_met():
     assert (result.tp, result.fp, result.fn, result.tn) == (2, 2, 1, 1)
     assert result.mf1 == pytest.approx((4 / 7 + 2 / 5) / 2)
 
-def test_invalid_and_cannot_assess_tallies():
+def test_no_verdict_counts_not_met_and_cannot_assess_is_tallied():
     resolved = apply_cannot_assess(A + ["garbage", float("nan")], strategy=CannotAssess.ZERO)
-    assert resolved.n_invalid == 3
+    assert not hasattr(resolved, "n_invalid")  # the invalid tally is the decision rules' (judge_outputs)
     assert resolved.n_cannot_assess == 1
     assert resolved.values.tolist() == [1, 1, 0, 0, 0, 0, 0, 0]
     assert resolved.keep.all()

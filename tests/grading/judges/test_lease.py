@@ -85,7 +85,7 @@ def test_a_run_is_queued_with_a_watcher_copy_due_after_a_lease(run, chat_server)
     """What the site sends for a run: the copy that executes it now and a watcher due once the
     lease could have lapsed (the broker test shows the watcher taking over a killed worker's
     run); with eager Celery (tests, no broker) the run simply executes once, here."""
-    from grading.tasks import judge_run_dispatch
+    from grading.judges.dispatch import judge_run_dispatch
 
     sent = []
     judge_run_dispatch(run_id=run.pk, send=lambda **options: sent.append(options))

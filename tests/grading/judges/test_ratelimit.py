@@ -18,14 +18,8 @@ from pathlib import Path
 import pytest
 
 from grading.bundles import BundleError, bundle_import
-from grading.judges.ratelimit import (
-    EndpointLimiter,
-    EndpointLimits,
-    endpoint_id,
-    endpoint_limiter,
-    endpoint_limits,
-    request_tokens,
-)
+from grading.judges.backends.chat import endpoint_limiter, endpoint_limits
+from grading.judges.ratelimit import EndpointLimiter, EndpointLimits, endpoint_id, request_tokens
 from grading.judges.settings import SettingsError, judge_settings_parse
 from grading.models import Judge, JudgeRun
 from tests.bundles import bundle_parts, write_bundle
@@ -256,10 +250,10 @@ def test_a_retry_waits_for_its_turn_too(make_judge, run_judge, chat_server, sett
 
 
 def test_without_a_limit_nothing_waits(make_judge, run_judge, chat_server, limiter_waits, monkeypatch):
-    from grading.judges import runner
+    from grading.judges.backends import chat
 
-    limiters, limiter_for = [], runner.endpoint_limiter
-    monkeypatch.setattr(runner, "endpoint_limiter", lambda judge: limiters.append(limiter_for(judge)) or limiters[-1])
+    limiters, limiter_for = [], chat.endpoint_limiter
+    monkeypatch.setattr(chat, "endpoint_limiter", lambda judge: limiters.append(limiter_for(judge)) or limiters[-1])
     judge = make_judge("free", concurrency=4)
     run, _ = run_judge(judge)
     assert run.status == JudgeRun.FINISHED and len(chat_server.times) == ITEMS

@@ -29,6 +29,6 @@ def test_samples_are_aggregated_per_criterion_and_panels_vote(make_judge, run_ju
     assert cells[("c1-call", "judge:pair")].decision == "not met"  # judge-a did not judge it: llm alone
     r3 = side_by_side(response=Response.objects.get(external_id="r3"))
     cells = {(c.external_id, col.key): cell for c, row in r3.rows() for col, cell in row}
-    assert (cells[("tone", "judge:llm")].decision, cells[("tone", "judge:llm")].detail) == ("0.5", "mean of 3 samples")
+    assert (cells[("tone", "judge:llm")].decision, cells[("tone", "judge:llm")].detail) == ("value 0.5", "mean of 3 samples")
     assert cells[("length", "judge:llm")].decision == "right"
     assert cells[("tone", "cohort:group-1")].decision == "good"

@@ -1,4 +1,7 @@
-"""Calling an OpenAI-compatible Chat Completions server (OpenAI, vLLM, Ollama, llama.cpp
+"""The OpenAI-compatible chat judge (``Judge.backend`` "openai"): its settings, how a run of it
+builds prompts and calls the server, and the HTTP client, ``ChatBackend``.
+
+Calling an OpenAI-compatible Chat Completions server (OpenAI, vLLM, Ollama, llama.cpp
 server, ...): ``POST {base_url}/chat/completions`` with a bearer key, through urllib3's
 thread-safe connection pool, with the retry policy below: 429, 408, 409, 5xx, timeouts and
 connection errors are retried; other errors fail at once. JSON mode is asked for where the
@@ -32,14 +35,20 @@ from urllib.parse import urlsplit
 
 import orjson
 import urllib3
+from django import forms
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 from tenacity.wait import wait_base
 from urllib3.exceptions import HTTPError as TransportError
 from urllib3.exceptions import NewConnectionError
 from urllib3.exceptions import TimeoutError as TransportTimeout
 
-from .endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
-from .ratelimit import request_tokens
+from ...models import Judge
+from ..compiled import CompiledCall, compiled_parse
+from ..endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
+from ..plan import PromptBuilder, template_for
+from ..ratelimit import EndpointLimiter, EndpointLimits, endpoint_id, request_tokens, stricter
+from ..settings import REASONING_EFFORTS, JudgeSettings, SettingsError
+from .base import JudgeBackend, backend_get, backend_names, register
 
 RETRYABLE_STATUS = {408, 409, 429}
 MAX_RETRY_AFTER_SECONDS = 300.0  # a server asking for more would stall the run: cap the wait
@@ -288,3 +297,145 @@ class _ServerWait(wait_base):
         failure = retry_state.outcome.exception() if retry_state.outcome else None
         wait = getattr(failure, "wait", None)
         return min(wait, MAX_RETRY_AFTER_SECONDS) if wait is not None else self.jitter(retry_state)
+
+
+# -- provider limits --------------------------------------------------------------------------------
+
+
+def endpoint_limits(*, base_url: str, api_key_env: str) -> EndpointLimits:
+    """The endpoint's limits (``ratelimit``): the strictest each judge on it sets, over the judges
+    of every backend that calls out (a judge whose settings do not parse is skipped; it cannot run
+    anyway)."""
+    mine = endpoint_id(base_url=base_url, api_key_env=api_key_env)
+    rpm = tpm = 0
+    rows = (Judge.objects.filter(backend__in=backend_names(calls_out=True))
+            .values_list("backend", "base_url", "api_key_env", "settings"))
+    for backend, url, key_env, data in rows.iterator():
+        if endpoint_id(base_url=url, api_key_env=key_env) != mine:
+            continue
+        try:
+            parsed = backend_get(backend).settings_parse(data)
+        except SettingsError:
+            continue
+        rpm = stricter(rpm, parsed.requests_per_minute)
+        tpm = stricter(tpm, parsed.tokens_per_minute)
+    return EndpointLimits(requests_per_minute=rpm, tokens_per_minute=tpm)
+
+
+def endpoint_limiter(judge) -> EndpointLimiter | None:
+    """The limiter for ``judge``'s endpoint, or None when no judge on it sets a limit."""
+    limits = endpoint_limits(base_url=judge.base_url, api_key_env=judge.api_key_env)
+    if not limits:
+        return None
+    return EndpointLimiter(endpoint=endpoint_id(base_url=judge.base_url, api_key_env=judge.api_key_env), limits=limits)
+
+
+# -- the backend ----------------------------------------------------------------------------------
+
+LIMIT_HELP = ("The provider's limit for this endpoint (base URL + key variable), shared by every judge and run "
+              "on it; the strictest one set applies. Empty or 0: none.")
+PLAIN_SETTINGS = ("json_mode", "timeout_seconds", "max_tokens", "reasoning_effort", "requests_per_minute",
+                  "tokens_per_minute", "shuffle_options", "shuffle_seed", "min_evidence")
+DROPPED_WHEN_EMPTY = ("reasoning_effort", "requests_per_minute", "tokens_per_minute")
+
+
+def _ids(text: str) -> list[str]:
+    return [t for t in text.replace(",", " ").split() if t]
+
+
+def min_evidence_field() -> forms.Field:
+    return forms.IntegerField(min_value=0, initial=0, help_text="Verbatim quotes required (raises the criterion's own minimum).")
+
+
+@register
+class ChatCompletionsBackend(JudgeBackend):
+    """An LLM behind an OpenAI-compatible Chat Completions endpoint, one call per (response,
+    criterion, sample), or per trait checklist in compiled mode."""
+
+    name = "openai"
+    label = "OpenAI-compatible chat completions"
+    position = 0
+    calls_out = needs_model = executes_calls = page_form = configurable = True
+
+    def settings_fields(self) -> dict:
+        return {
+            "json_mode": forms.BooleanField(required=False, initial=True, help_text="Ask for JSON mode where the server has it."),
+            "timeout_seconds": forms.FloatField(min_value=0.001, initial=60, help_text="Per request."),
+            "max_tokens": forms.IntegerField(required=False, min_value=1, initial=1024, help_text="Most output tokens per answer."),
+            "reasoning_effort": forms.ChoiceField(
+                required=False, choices=[("", "(not sent)"), *[(e, e) for e in REASONING_EFFORTS]],
+                help_text="For reasoning models; dropped if the server does not know it."),
+            "requests_per_minute": forms.IntegerField(required=False, min_value=0, label="Requests per minute",
+                                                      help_text=LIMIT_HELP),
+            "tokens_per_minute": forms.IntegerField(required=False, min_value=0, label="Tokens per minute", help_text=LIMIT_HELP),
+            "shuffle_options": forms.BooleanField(required=False, help_text="Shuffle ordinal / nominal options per item."),
+            "shuffle_seed": forms.IntegerField(initial=0),
+            "min_evidence": min_evidence_field(),
+            "few_shot_cohort": forms.CharField(required=False, help_text="Cohort whose labels give the few-shot examples."),
+            "few_shot_k": forms.IntegerField(min_value=0, initial=0, help_text="Examples per item, verdict-balanced."),
+            "few_shot_seed": forms.IntegerField(initial=0),
+            "few_shot_cases": forms.CharField(
+                required=False, label="Few-shot cases",
+                help_text="Case ids the examples may come from, separated by commas (empty: a seeded fifth of the cases). "
+                          "Reports of this judge leave these cases out."),
+        }
+
+    def settings_initial(self, settings: JudgeSettings) -> dict:
+        return {**{name: getattr(settings, name) for name in PLAIN_SETTINGS},
+                "few_shot_cohort": settings.few_shot_cohort, "few_shot_k": settings.few_shot_k,
+                "few_shot_seed": settings.few_shot_seed, "few_shot_cases": ", ".join(settings.few_shot_split.get("cases", []))}
+
+    def settings_write(self, data: dict, settings: dict) -> None:
+        for key in PLAIN_SETTINGS:
+            if data.get(key) is not None:
+                settings[key] = data[key]
+        for key in DROPPED_WHEN_EMPTY:
+            if not data.get(key):
+                settings.pop(key, None)  # emptied or not set: kept out of the settings JSON
+        settings.pop("few_shot", None)
+        if data.get("few_shot_cohort") or data.get("few_shot_k"):
+            settings["few_shot"] = {"cohort": data.get("few_shot_cohort") or "", "k": data.get("few_shot_k") or 0,
+                                    "seed": data.get("few_shot_seed") or 0}
+            named = _ids(data.get("few_shot_cases") or "")
+            if named:
+                settings["few_shot"]["split"] = {"cases": named}
+
+    def compiled(self, settings: JudgeSettings) -> bool:
+        return settings.compiled
+
+    def execute(self, *, context, calls) -> None:
+        judge, s = context.judge, context.settings
+        config = ChatConfig(
+            model=judge.model, base_url=judge.base_url, api_key_env=judge.api_key_env, temperature=judge.temperature,
+            max_retries=judge.max_retries, timeout_seconds=s.timeout_seconds, max_tokens=s.max_tokens,
+            json_mode=s.json_mode, reasoning_effort=s.reasoning_effort, backoff_base_seconds=s.backoff_base_seconds,
+            backoff_max_seconds=s.backoff_max_seconds,
+        )
+        concurrency = max(1, judge.concurrency)
+        client = ChatBackend(config, sleep=context.sleep, limiter=endpoint_limiter(judge), pool_size=concurrency)
+        builder = PromptBuilder(judge=judge, settings=s, template=template_for(judge))
+        try:
+            context.answer_concurrently(calls, client=client, messages=builder.messages, params=config.params(),
+                                        concurrency=concurrency)
+        finally:
+            client.close()
+
+    def parse(self, call, text: str) -> list:
+        if isinstance(call, CompiledCall):
+            return list(zip(call.calls(), compiled_parse(text=text, call=call)))
+        return super().parse(call, text)
+
+    def limits(self, *, judge) -> dict:
+        return endpoint_limits(base_url=judge.base_url, api_key_env=judge.api_key_env).as_dict()
+
+    def summary(self, judge) -> str:
+        text = super().summary(judge)
+        try:
+            settings = self.settings_parse(judge.settings)
+        except ValueError:
+            return text
+        if settings.requests_per_minute:
+            text += f" · ≤ {settings.requests_per_minute} requests/min"
+        if settings.tokens_per_minute:
+            text += f" · ≤ {settings.tokens_per_minute} tokens/min"
+        return text
