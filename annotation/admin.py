@@ -11,6 +11,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
 from django.db.models import BooleanField, ExpressionWrapper
 from django.http import Http404
@@ -20,6 +21,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from .access import project_check, projects_for, user_may
+from .assignments import assignment_reopen, assignments_create
 from .models import (
     Assignment,
     AuditEvent,
@@ -256,8 +258,6 @@ class CohortAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
     @admin.action(description="Assign every response to the selected cohorts' annotators (balanced, project overlap)")
     def assign_round_robin(self, request, queryset):
-        from .assignments import assignments_create
-
         for cohort in queryset.select_related("project"):
             try:
                 created = assignments_create(cohort=cohort, by=request.user)
@@ -294,11 +294,6 @@ class AssignmentAdmin(ProjectDataAdmin, admin.ModelAdmin):
     @admin.action(description="Reopen (asks for the reason the annotators are shown)")
     def reopen(self, request, queryset):
         """A page asking for the reason first (the reopen form requires one), then reopens."""
-        from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
-        from django.template.response import TemplateResponse
-
-        from .assignments import assignment_reopen
-
         reason = (request.POST.get("reason") or "").strip()
         if "apply" not in request.POST or not reason:
             return TemplateResponse(request, "admin/annotation/assignment/reopen.html", {

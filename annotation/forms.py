@@ -1,4 +1,6 @@
 """Forms that turn request input into clean values (or a clear 400) before a service sees it."""
+import json
+
 from django import forms
 
 from .assignments import METHODS, ROUND_ROBIN
@@ -33,8 +35,6 @@ def label_batch_parse(raw: str) -> list[tuple[int, dict]]:
     """The labeling page's batch of piled-up clicks (a JSON list of criterion rows' fields, each
     with its ``criterion``) as (criterion id, ``label_record`` keyword arguments) pairs, each
     checked by ``LabelSaveForm``; raises ``forms.ValidationError`` naming what is wrong."""
-    import json
-
     try:
         items = json.loads(raw or "")
     except (ValueError, RecursionError):

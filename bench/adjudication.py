@@ -72,7 +72,7 @@ def bench_gold_export(slug: str, *, database_url: str | None = None) -> dict:
 # --- the parts, each in its own process ------------------------------------------------------
 
 def _queue(slug: str) -> dict:
-    from grading.adjudication.queue import adjudication_queue
+    from grading.reports.adjudication_queue import adjudication_queue
     from grading.sources import project_get
 
     project = project_get(slug=slug)
@@ -108,7 +108,7 @@ def _page(slug: str) -> dict:
     from django.urls import reverse
 
     from annotation.models import ProjectRole, Response
-    from grading.adjudication.queue import adjudication_queue
+    from grading.reports.adjudication_queue import adjudication_queue
     from grading.sources import project_get
 
     project = project_get(slug=slug)

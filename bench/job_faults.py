@@ -4,7 +4,7 @@ On PostgreSQL and the Redis broker (skipped, saying so, when either is missing),
 processes (solo pool: the job runs in the worker's own process, so a SIGKILL kills it):
 
 1. mid-export: the 250-case benchmark project is imported; its gold export is queued as the site
-   queues it (the copy that runs it and a watcher copy, ``grading.tasks.data_job_dispatch``); once
+   queues it (the copy that runs it and a watcher copy, ``grading.jobs.data_job_dispatch``); once
    the job has written a fifth of its progress the worker is SIGKILLed and a second worker
    started. Measured from the kill: when the job is finished by the second worker, its attempts,
    whether every file of the zip matches the manifest's sha256, and what is left in the job's
@@ -98,9 +98,9 @@ def main(argv=None) -> dict:
     from annotation.models import Case, Label, Project, Response
     from bench.run import bench_bundle
     from grading.bundles import bundle_import
+    from grading.jobs import data_job_dispatch
     from grading.jobs import jobs_dir as job_directory
     from grading.models import DataJob, Judgment
-    from grading.tasks import data_job_dispatch
     from tests.celery_workers import SoloWorkers, wait_for
 
     call_command("migrate", verbosity=0, interactive=False)

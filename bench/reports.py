@@ -128,7 +128,7 @@ def _pages_in_process(slug: str) -> dict:
     from django.test import Client
     from django.urls import reverse
 
-    from grading.reports.pages import DEFAULT_PARAMS, PAGES
+    from grading.reports.registry import pages as report_pages
     from grading.reports.tasks import page_result
     from grading.sources import project_get
 
@@ -139,9 +139,9 @@ def _pages_in_process(slug: str) -> dict:
     client = Client(SERVER_NAME="localhost")
     client.force_login(user)
     pages = {}
-    for page in PAGES:
+    for page, report in report_pages():
         started = time.perf_counter()
-        result = page_result(project=project, page=page, params=DEFAULT_PARAMS[page])
+        result = page_result(project=project, page=page, params=report.page.default_params())
         compute = time.perf_counter() - started
         url = reverse(f"report-{page}", args=[slug])
         started = time.perf_counter()

@@ -1,5 +1,6 @@
 """The Celery application; tasks live in each app's ``tasks.py``."""
 import os
+from pathlib import Path
 
 from celery import Celery
 
@@ -19,8 +20,6 @@ def ping(value: int) -> dict:  # noqa: D401
 
 def _ensure_broker_folders() -> None:
     """The embedded file-system broker needs its folders before a worker or client starts."""
-    from pathlib import Path
-
     options = app.conf.broker_transport_options or {}
     for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
         if options.get(key):

@@ -109,8 +109,8 @@ class JudgmentAdmin(JudgeProjectAdmin, admin.ModelAdmin):
 
 @admin.register(Adjudication)
 class AdjudicationAdmin(ProjectDataAdmin, admin.ModelAdmin):
-    list_display = ["response", "criterion", "verdict", "option_label", "provenance", "adjudicator", "updated_at"]
-    list_filter = ["project", "provenance"]
+    list_display = ["response", "criterion", "verdict", "option_label", "adjudicator", "updated_at"]
+    list_filter = ["project"]
     search_fields = ["response__external_id", "criterion__external_id", "note"]
     list_select_related = ["response", "criterion", "adjudicator"]
     raw_id_fields = ["response", "criterion"]

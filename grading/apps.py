@@ -9,6 +9,6 @@ class GradingConfig(AppConfig):
     def ready(self) -> None:
         # Every judge backend declares itself on import: discovered once, as the admin discovers
         # admin modules, so ``Judge.kind`` knows them in every process.
-        from .judges.backends import backends
+        from .judges.backends import backends  # lazy: models must be loaded before the backends import them
 
         backends()

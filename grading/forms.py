@@ -1,6 +1,8 @@
 """Forms of the grading pages that are not a judge's or an adjudication's."""
 from django import forms
 
+from .formats.registry import formats
+
 
 class BundleUploadForm(forms.Form):
     """An upload to import: the file, its format (the declared formats; empty: recognized from the
@@ -14,8 +16,6 @@ class BundleUploadForm(forms.Form):
     )
 
     def __init__(self, *args, **kwargs):
-        from .formats.registry import formats
-
         super().__init__(*args, **kwargs)
         readable = formats(reading=True)
         self.fields["format"].choices = [("", "recognize from the file"), *((f.name, f.title) for f in readable)]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.http import Http404
 from django.utils import timezone
@@ -28,7 +28,9 @@ from django.utils import timezone
 from annotation.access import project_check
 from annotation.models import Project
 
+from .formats.registry import FormatError, ImportRequest, format_get, format_import, formats, upload_suffixes
 from .models import DataJob
+from .queueing import task_send
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY_SECONDS = 0.5
@@ -71,9 +73,18 @@ def data_job_get_for(*, user, job_id: int) -> DataJob:
     return job
 
 
-def _enqueue(job: DataJob) -> None:
-    from .tasks import data_job_dispatch
+JOB_TASK = "grading.data_job_run"
 
+
+def data_job_dispatch(*, job_id: int, send=None, watch_after: float | None = None) -> None:
+    """Queue a data job by the task's name (``grading.tasks``): the copy that runs it and a
+    watcher copy (see the task). ``send``: how to send a copy (default: the current app);
+    ``watch_after``: seconds (default: the lease plus five)."""
+    task_send(JOB_TASK, kwargs={"job_id": job_id}, send=send,
+              watch_after=settings.EVALSITE_JOB_LEASE_SECONDS + 5 if watch_after is None else watch_after)
+
+
+def _enqueue(job: DataJob) -> None:
     transaction.on_commit(lambda: data_job_dispatch(job_id=job.pk))
 
 
@@ -91,8 +102,6 @@ def data_job_import_start(*, upload, user, project: Project | None = None, updat
     """Store an uploaded file and queue its import in ``data_format`` (a declared format's name;
     empty: recognized from the file when the job runs). ``project``: the project the upload must
     belong to (checked when the job runs); None for a new project."""
-    from .formats.registry import FormatError, format_get, formats, upload_suffixes
-
     limit = settings.EVALSITE_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
@@ -151,7 +160,7 @@ def data_job_run(*, job_id: int) -> DataJob:
     try:
         result = _export(job) if job.kind == DataJob.EXPORT else _import(job)
     except Exception as exc:  # the job shows the error; unexpected ones are logged with their traceback
-        from .bundles import BundleError
+        from .bundles import BundleError  # lazy: the bundle code brings pandas: loaded by the worker that runs a job
 
         if not isinstance(exc, (BundleError, ValidationError)):
             logger.exception("data job %s (%s) failed", job.pk, job.kind)
@@ -177,8 +186,6 @@ class _Heartbeat(threading.Thread):
         self.job_id, self.done = job_id, threading.Event()
 
     def run(self) -> None:
-        from django.db import DatabaseError, connection
-
         try:
             while not self.done.wait(settings.EVALSITE_JOB_LEASE_SECONDS / 6):
                 try:
@@ -194,7 +201,7 @@ class _Heartbeat(threading.Thread):
 
 
 def _export(job: DataJob) -> dict:
-    from .bundles import gold_export_zip
+    from .bundles import gold_export_zip  # lazy: the bundle code brings pandas: loaded by the worker that runs a job
 
     if job.attempts > 1:  # a worker died exporting: what it wrote is incomplete
         shutil.rmtree(jobs_dir(job), ignore_errors=True)
@@ -207,8 +214,7 @@ def _export(job: DataJob) -> dict:
 
 
 def _import(job: DataJob) -> dict:
-    from .bundles import BundleError
-    from .formats.registry import ImportRequest, format_import
+    from .bundles import BundleError  # lazy: the bundle code brings pandas: loaded by the worker that runs a job
 
     path = job_path(job)
     if path is None:

@@ -7,7 +7,6 @@ under both conditions is two judges, so bias reports can compare them (SPEC §3)
 from django.conf import settings
 from django.db import models
 
-from annotation import vocabulary
 from annotation.models import Criterion, Label, Project, Response, RubricVersion
 
 
@@ -212,8 +211,6 @@ class Adjudication(models.Model):
     are, what kind of disagreement it settled, and a note. Every change appends a history row
     (``AdjudicationHistory``) in the same transaction; ``revision`` guards concurrent edits."""
 
-    ADJUDICATED = vocabulary.ADJUDICATED
-    PROVENANCES = [(p, p) for p in vocabulary.PROVENANCES]  # stored and served by the API; read by nothing else
     CERTAIN, PROBABLE, UNCERTAIN = "certain", "probable", "uncertain"
     CONFIDENCES = [(CERTAIN, "certain"), (PROBABLE, "probable"), (UNCERTAIN, "uncertain")]
     CATEGORIES = [
@@ -227,7 +224,6 @@ class Adjudication(models.Model):
     verdict = models.CharField(max_length=14, choices=Label.VERDICTS, null=True, blank=True)
     option_label = models.CharField(max_length=200, null=True, blank=True)
     value = models.FloatField(null=True, blank=True)
-    provenance = models.CharField(max_length=14, choices=PROVENANCES, default=ADJUDICATED)
     confidence = models.CharField(max_length=10, choices=CONFIDENCES, blank=True)
     category = models.CharField(max_length=20, choices=CATEGORIES, blank=True)
     adjudicator = models.ForeignKey(

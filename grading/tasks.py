@@ -1,10 +1,16 @@
 """Celery tasks of the grading app. Tasks are thin: they take ids, load, call one service,
 and own the retry policy."""
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError
 
-from .judges.dispatch import judge_run_dispatch  # noqa: F401  (queued by name from there; tests/celery_workers.py imports it here)
-from .models import JudgeRun
+from .jobs import (
+    data_job_dispatch,  # noqa: F401  (sent by name from there; tests and bench import it here)
+    data_job_run,
+)
+from .judges.dispatch import judge_run_dispatch  # noqa: F401  (sent by name from there; tests import it here)
+from .judges.lease import LEASE_SECONDS
+from .models import DataJob, JudgeRun
 
 
 @shared_task(
@@ -16,8 +22,7 @@ def judge_run_execute_task(self, *, run_id: int) -> dict:
     crashed worker's run is picked up by the next one once its lease lapses
     (``grading.judges.lease``); finished calls are never repeated, and two copies never
     execute the same run at once."""
-    from .judges.lease import LEASE_SECONDS
-    from .judges.runner import RunHeld, judge_run_execute
+    from .judges.runner import RunHeld, judge_run_execute  # lazy: the runner brings pandas: loaded by the worker that runs a judge
 
     run = JudgeRun.objects.select_related("judge__project", "judge__prompt_template").get(pk=run_id)
     try:
@@ -45,29 +50,9 @@ def data_job_task(self, *, job_id: int) -> dict:
     live heartbeat looks again a lease later; one that finds its worker dead (no heartbeat for a
     lease) takes it over; one that finds it ended stops. So a SIGKILLed worker's job is finished
     by another worker without waiting for the broker's visibility timeout."""
-    from django.conf import settings
-
-    from .jobs import data_job_run
-    from .models import DataJob
-
     job = data_job_run(job_id=job_id)
     if job.status == DataJob.RUNNING and not getattr(job, "claimed", False) and not self.app.conf.task_always_eager:
         queue = (self.request.delivery_info or {}).get("routing_key")
         self.apply_async(kwargs={"job_id": job_id}, countdown=settings.EVALSITE_JOB_LEASE_SECONDS + 5, queue=queue)
         return {"job": job.pk, "status": "held elsewhere"}
     return {"job": job.pk, "status": job.status}
-
-
-def data_job_dispatch(*, job_id: int, send=None, watch_after: float | None = None) -> None:
-    """Queue a data job: the copy that runs it and a watcher copy (see the task). ``send``: how to
-    send a copy (default: this app's ``apply_async``); ``watch_after``: seconds (default: the
-    lease plus five)."""
-    from django.conf import settings
-
-    if send is None:
-        if data_job_task.app.conf.task_always_eager:
-            data_job_task.delay(job_id=job_id)  # runs here and now: nothing to watch
-            return
-        send = data_job_task.apply_async
-    send(kwargs={"job_id": job_id})
-    send(kwargs={"job_id": job_id}, countdown=settings.EVALSITE_JOB_LEASE_SECONDS + 5 if watch_after is None else watch_after)

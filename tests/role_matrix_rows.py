@@ -7,6 +7,8 @@ from types import SimpleNamespace
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from grading.reports.registry import computed_reports, pages
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -127,14 +129,14 @@ API_ROWS = [
         data=lambda h, t: {"response_id": t.response_external_id, "criterion_id": t.criterion_external_id, "verdict": "met",
                            "revision": 0}),
     # verbosity and trait_scores reach their command, which refuses mini's data (too few responses, no traits): 400
-    *[Url(f"api-report-{command.replace('_', '-')}", slug, "adjudicate" if command == "adjudication_queue" else "view",
-          query=query, get=400 if command in ("verbosity", "trait_scores") else 200) for command, query in REPORT_QUERIES.items()],
+    *[Url(f"api-report-{report.key.replace('_', '-')}", slug, report.action, query=REPORT_QUERIES[report.key],
+          get=400 if report.key in ("verbosity", "trait_scores") else 200) for report in computed_reports()],
     Url("api-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
     Url("api-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
     Url("api-job-download", lambda h, t: {"job_id": t.export_job}, "export"),
 ]
 
-REPORT_PAGES = ("agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores")
+REPORT_PAGES = tuple(key for key, _ in pages())  # every page the registry declares
 
 MATRIX: list[Url] = [
     # the project page, the report pages with their CSV and their retry (any role)

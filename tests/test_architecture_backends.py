@@ -2,9 +2,6 @@
 (``grading/judges/backends/``) no code compares a judge's ``backend`` with a stored name, and no
 query filters judges by one; templates neither. Code asks the judge's backend for a capability
 (``judge.kind.votes_over_members``, ``backend_names(derived=True)``) instead.
-
-``grading/reports/`` is left out while its report registry is being written; drop it from
-``EXCLUDED`` once that is done.
 """
 import ast
 import re
@@ -12,8 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("annotation", "grading", "evalsite")
-EXCLUDED = (Path("grading/judges/backends"), Path("grading/migrations"), Path("grading/reports"))
-TEMPLATES_EXCLUDED = (Path("templates/grading/reports"),)
+EXCLUDED = (Path("grading/judges/backends"), Path("grading/migrations"))
+TEMPLATES_EXCLUDED = ()
 BACKEND_CONSTANTS = {"OPENAI", "BASELINE", "REPLAY", "PANEL", "CALIBRATED"}  # Judge's stored names
 QUERY_METHODS = {"filter", "exclude", "get", "get_or_create", "update_or_create", "count"}
 TEMPLATE_COMPARISON = re.compile(r"\.backend\s*(==|!=|\bin\b)|(==|!=)\s*\S*\.backend\b")

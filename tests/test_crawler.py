@@ -254,25 +254,28 @@ def object_starts() -> list[str]:
 def report_api_starts() -> list[str]:
     """Every report endpoint of the API for every project, with its required options filled from
     the project: cohorts for sources (``a`` the first, ``b`` the last), its first judge, a condition."""
+    from rest_framework.serializers import ChoiceField
+
     from annotation.models import Project
-    from grading.api.reports import REPORTS, SOURCE_OPTIONS, report_options
+    from grading.api.reports import report_options
+    from grading.reports.registry import SourceField, computed_reports
 
     urls = []
     for project in Project.objects.prefetch_related("cohorts", "judges").order_by("slug"):
         cohorts = [f"cohort:{c.name}" for c in sorted(project.cohorts.all(), key=lambda c: c.position)]
         judges = [j.name for j in project.judges.all()]
-        for command in REPORTS:
+        for report in computed_reports():
             query = {}
-            for name, action in report_options(command).items():
-                if not action.required:
+            for name, field in report_options(report).items():
+                if not field.required:
                     continue
-                if name in SOURCE_OPTIONS:
-                    query[name] = cohorts[-1] if name == "b" else cohorts[0]
-                elif action.choices:
-                    query[name] = action.choices[0]
-                elif name == "judge" and judges:
+                if name == "judge" and judges:
                     query[name] = judges[0]
-            url = reverse(f"api-report-{command.replace('_', '-')}", args=[project.slug])
+                elif isinstance(field, SourceField):
+                    query[name] = cohorts[-1] if name == "b" else cohorts[0]
+                elif isinstance(field, ChoiceField):
+                    query[name] = list(field.choices)[0]
+            url = reverse(f"api-report-{report.key.replace('_', '-')}", args=[project.slug])
             urls.append(f"{url}?{urlencode(query)}" if query else url)
     return urls
 

@@ -8,7 +8,7 @@ from annotation.assignments import METHODS
 from annotation.forms import AssignForm
 from annotation.markdown import markdown_render
 from annotation.models import ProjectRole
-from annotation.selectors import project_assignment_summary
+from annotation.selectors import decision_display, project_assignment_summary
 
 register = template.Library()
 
@@ -34,8 +34,6 @@ def project_assignments(context, project):
 
 @register.filter(name="decision_text")
 def decision_text(label):
-    from annotation.selectors import decision_display
-
     return decision_display(label)
 
 

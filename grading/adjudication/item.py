@@ -106,8 +106,8 @@ def _highlight(rendered: str, quotes: list[str]) -> str:
 
 def adjudication_item(*, response: Response) -> dict:
     """Everything the adjudication page of ``response`` shows."""
-    from ..metrics import gold_decide
-    from ..selectors import ITEM, cohort_frames, gold_frame
+    from ..metrics import gold_decide  # lazy: pandas and the decision rules load with the page, not at start-up
+    from ..selectors import ITEM, cohort_frames, gold_frame  # lazy: pandas and the decision rules load with the page, not at start-up
 
     project = response.project
     cohorts = cohort_frames(project=project, response_ids=[response.pk])

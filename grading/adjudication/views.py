@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST
 from annotation.access import project_get_for
 from annotation.models import Criterion, Response
 
+from ..reports.adjudication_queue import FILTERS, adjudication_queue
 from .forms import AdjudicationForm
 from .item import adjudication_item
-from .queue import FILTERS, adjudication_queue
 from .services import AdjudicationConflict, adjudication_record
 
 

@@ -5,10 +5,11 @@ revision the caller read (``adjudication_record``, the page's service). The queu
 import django_filters
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 
+from annotation import vocabulary
 from annotation.models import Criterion, Response
 from annotation.vocabulary import VERDICTS
 
@@ -24,11 +25,17 @@ class AdjudicationOutput(serializers.ModelSerializer):
     verdict = serializers.ChoiceField(choices=VERDICTS, allow_null=True)
     option = serializers.CharField(source="option_label", allow_null=True)
     adjudicator = serializers.CharField(source="adjudicator.username", allow_null=True, default=None)
+    provenance = serializers.SerializerMethodField()
 
     class Meta:
         model = Adjudication
         fields = ["id", "response_id", "criterion_id", "verdict", "option", "value", "provenance", "confidence",
                   "category", "note", "adjudicator", "revision", "updated_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=[vocabulary.ADJUDICATED]))
+    def get_provenance(self, adjudication) -> str:
+        """What gold says of an item an adjudicator decided (the same word as gold.jsonl's)."""
+        return vocabulary.ADJUDICATED
 
 
 class AdjudicationFilter(django_filters.FilterSet):

@@ -1,56 +1,52 @@
-"""Every report command of SPEC §5 as a read endpoint: ``GET /api/projects/{slug}/reports/{command}/``
-with the command's own options as query parameters (``a``, ``b``, ``source``, ``cannot_assess``,
-``models``, ``ci=true``...), answered with exactly the JSON the command prints with ``--json``.
+"""Every report the registry declares (``grading.reports.registry``) as a read endpoint:
+``GET /api/projects/{slug}/reports/{key}/`` with the report's parameters as query parameters
+(``a``, ``b``, ``source``, ``cannot_assess``, ``models``, ``ci=true``...), answered with exactly
+the JSON its command prints with ``--json``.
 
-The endpoint runs the command itself (``call_command``), so options, defaults, errors and results
-cannot drift from the command line; what only makes sense on one machine (``--pairs FILE``) and
-Django's own options are not offered. Sources must be the project's own (a prefix naming another
-project is refused without looking it up). Each parameter is documented in the OpenAPI schema
-from the command's parser.
+The endpoint parses the parameters with the report's own schema and calls its compute function
+(``Report.run``), as the command does, so options, defaults, errors and results cannot drift
+from the command line; what only makes sense on one machine (``--pairs FILE``) is the command's
+alone. Sources must be the project's own (a prefix naming another project is refused without
+looking it up). Each parameter is documented in the OpenAPI schema from the report's schema.
 """
-import argparse
-import io
-import json
-
-from django.core.management import call_command, load_command_class
-from django.core.management.base import CommandError
+from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
+from annotation.models import Response
+from grading.reports.registry import Flag, Params, RegistryRoutes, Report, SourceField, computed_reports
+from grading.reports.subset import model_subset, subset_parse, subset_summary
 
-from ..sources import source_parse
 from .common import responses
 
-# command -> the project action it needs (annotation.access)
-REPORTS = {
-    "agreement": "view", "reliability": "view", "reliability_report": "view", "pairwise_agreement": "view",
-    "coverage": "view", "calibrate_k": "view", "scores": "view", "cross_grader": "view", "verbosity": "view",
-    "bias_matrix": "view", "stability": "view", "trait_scores": "view", "adjudication_queue": "adjudicate",
-}
-SOURCE_OPTIONS = {"a", "b", "source", "reference", "grader"}
-NOT_OVER_HTTP = {"project", "json", "pairs", "help", "version", "verbosity", "settings", "pythonpath", "traceback",
-                 "no_color", "force_color", "skip_checks"}
-TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+TRUE = {"1", "true", "yes", "on"}
 MAX_VALUE = 2000
+SUBSET_HELP = {"models": "only these source models (comma-separated)",
+               "exclude_models": "leave these source models out (comma-separated)"}
+CI_HELP = "add a bootstrap 95% interval (resampling cases, seeded) to every mean"
 
 
-def report_options(command: str) -> dict[str, argparse.Action]:
-    """The command's options offered over HTTP, by query parameter name (the option's dest)."""
-    parser = load_command_class("grading", command).create_parser("manage.py", command)
-    return {a.dest: a for a in parser._actions if a.option_strings and a.dest not in NOT_OVER_HTTP}
+def report_options(report: Report) -> dict[str, serializers.Field]:
+    """The report's query parameters and their fields (its schema, and the subset and ``ci``)."""
+    options = dict(report.params().fields)
+    if report.subset:
+        options.update({name: serializers.CharField(required=False, help_text=text) for name, text in SUBSET_HELP.items()})
+    if report.intervals:
+        options["ci"] = serializers.BooleanField(required=False, help_text=CI_HELP)
+    return options
 
 
-def _parameter(name: str, action: argparse.Action) -> OpenApiParameter:
-    flag = action.nargs == 0
-    kind = bool if flag else int if action.type is int else float if action.type is float else str
-    described = (action.help or "").replace("%%", "%") + (" (a source of this project)" if name in SOURCE_OPTIONS else "")
-    return OpenApiParameter(name, kind, required=bool(action.required), enum=list(action.choices) if action.choices else None,
-                            description=described)
+def _parameter(name: str, f: serializers.Field) -> OpenApiParameter:
+    kind = (bool if isinstance(f, serializers.BooleanField) else int if isinstance(f, serializers.IntegerField)
+            else float if isinstance(f, serializers.FloatField) else str)
+    described = str(f.help_text or "") + (" (a source of this project)" if isinstance(f, SourceField) else "")
+    return OpenApiParameter(name, kind, required=bool(f.required),
+                            enum=list(f.choices) if isinstance(f, serializers.ChoiceField) else None, description=described)
 
 
 class ReportIntervalThrottle(UserRateThrottle):
@@ -65,53 +61,75 @@ class ReportIntervalThrottle(UserRateThrottle):
 
 
 class ReportApi(APIView):
-    command = ""
+    report: Report
+    query: type[Params]
     throttle_classes = [*APIView.throttle_classes, ReportIntervalThrottle]
 
     def get(self, request, slug: str):
-        project = project_get_for(user=request.user, action=REPORTS[self.command], slug=slug)
-        options = report_options(self.command)
+        report = self.report
+        project = project_get_for(user=request.user, action=report.action, slug=slug)
+        options = report_options(report)
         unknown = sorted(set(request.query_params) - set(options) - {"format"})
         if unknown:
-            return ApiResponse({unknown[0]: [f"unknown parameter; {self.command} takes {', '.join(sorted(options)) or 'none'}"]},
+            return ApiResponse({unknown[0]: [f"unknown parameter; {report.key} takes {', '.join(sorted(options)) or 'none'}"]},
                                status=status.HTTP_400_BAD_REQUEST)
-        argv = [f"--project={project.slug}"]
         for name, value in request.query_params.items():
-            action = options[name]
             if len(value) > MAX_VALUE:
                 return ApiResponse({name: [f"at most {MAX_VALUE} characters"]}, status=status.HTTP_400_BAD_REQUEST)
-            if action.nargs == 0:
-                if value.lower() not in TRUE | FALSE:
-                    return ApiResponse({name: [f"{value!r} is not true or false"]}, status=status.HTTP_400_BAD_REQUEST)
-                if value.lower() in TRUE:
-                    argv.append(action.option_strings[-1])
-                continue
-            if name in SOURCE_OPTIONS:
-                try:
-                    source_parse(text=value, project=project, local_only=True)
-                except (ValueError, LookupError) as exc:
-                    return ApiResponse({name: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
-            argv.append(f"{action.option_strings[-1]}={value}")  # one token: a value can never become an option
-        out = io.StringIO()
+        parsed = self.query(data=request.query_params, context={"project": project, "local_only": True})
+        if not parsed.is_valid():
+            return ApiResponse(parsed.errors, status=status.HTTP_400_BAD_REQUEST)
+        params = dict(parsed.validated_data)
+        ci = bool(params.pop("ci", False))
+        subset = subset_parse(params.pop("models", None), params.pop("exclude_models", None))
         try:
-            call_command(self.command, *argv, "--json", stdout=out, stderr=io.StringIO())
-        except CommandError as exc:
-            return ApiResponse({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return ApiResponse(json.loads(out.getvalue()))
+            with model_subset(subset):
+                result = report.printed(report.run(project=project, ci=ci, **params), {**params, "ci": ci})
+        except (ValueError, LookupError) as exc:
+            return ApiResponse({"detail": str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__},
+                               status=status.HTTP_400_BAD_REQUEST)
+        if subset is not None:
+            present = Response.objects.filter(project=project).values_list("model", flat=True).distinct()
+            result = {**result, "model_subset": subset_summary(subset, present)}
+        return ApiResponse(result)
 
 
-def report_view(command: str):
-    """The view class of one report command, its parameters documented from the command's parser."""
-    options = report_options(command)
-    help_text = load_command_class("grading", command).help
+def report_query(report: Report) -> type[Params]:
+    """The report's schema with the query parameters every report takes (the subset, ``ci``)."""
+    extra = {name: serializers.CharField(required=False, allow_null=True, default=None) for name in SUBSET_HELP} \
+        if report.subset else {}
+    if report.intervals:
+        extra["ci"] = Flag()
+    return type(f"{report.params.__name__}Query", (report.params,), extra)
+
+
+_VIEWS: dict[int, object] = {}
+
+
+def report_view(report: Report):
+    """The view of one report, its parameters documented from the report's schema."""
+    if id(report) in _VIEWS:
+        return _VIEWS[id(report)]
 
     def get(self, request, slug: str):  # a function of its own: the schema is attached to it
         return ReportApi.get(self, request, slug)
 
     get = extend_schema(
-        operation_id=f"report_{command}", summary=f"The {command} report (manage.py {command} --json)", description=help_text,
-        parameters=[_parameter(name, action) for name, action in sorted(options.items())],
+        operation_id=f"report_{report.key}", summary=f"The {report.key} report (manage.py {report.key} --json)",
+        description=report.help or report.title,
+        parameters=[_parameter(name, f) for name, f in sorted(report_options(report).items())],
         responses=responses(OpenApiTypes.OBJECT, {400: OpenApiTypes.OBJECT}),
     )(get)
-    view = type(f"{command.title().replace('_', '')}ReportApi", (ReportApi,), {"command": command, "get": get})
-    return view.as_view()
+    view = type(f"{report.key.title().replace('_', '')}ReportApi", (ReportApi,), {"report": report, "query": report_query(report),
+                                                                                "get": get})
+    _VIEWS[id(report)] = view.as_view()
+    return _VIEWS[id(report)]
+
+
+def _routes() -> list:
+    return [path(f"{report.key}/", report_view(report), name=f"api-report-{report.key.replace('_', '-')}")
+            for report in computed_reports()]
+
+
+# Under ``projects/<slug>/reports/`` (``grading.api.urls``): one route per report, read from the registry.
+urlpatterns = RegistryRoutes(_routes)

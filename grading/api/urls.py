@@ -1,6 +1,6 @@
 """The pipeline API's routes (under ``/api/``); ids in paths are the database ids the list
 endpoints return, projects go by slug."""
-from django.urls import path
+from django.urls import include, path
 
 from . import adjudication, judges, projects, reports, work
 
@@ -27,8 +27,7 @@ urlpatterns = [
     path(P + "runs/<id:run_id>/resume/", judges.RunResumeApi.as_view(), name="api-run-resume"),
     path(P + "judgments/", judges.JudgmentListApi.as_view(), name="api-judgments"),
     path(P + "adjudications/", adjudication.AdjudicationListApi.as_view(), name="api-adjudications"),
-    *[path(P + f"reports/{command}/", reports.report_view(command), name=f"api-report-{command.replace('_', '-')}")
-      for command in reports.REPORTS],
+    path(P + "reports/", include(reports)),  # one route per report of the registry
     path("jobs/<id:job_id>/", projects.JobDetailApi.as_view(), name="api-job"),
     path("jobs/<id:job_id>/download/", projects.JobDownloadApi.as_view(), name="api-job-download"),
 ]

@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -379,8 +380,6 @@ def gold_export(*, project: Project, out_dir: str | Path, progress: Progress | N
 def gold_export_zip(*, project: Project, zip_path: str | Path, progress: Progress | None = None) -> dict:
     """``gold_export`` into a directory next to ``zip_path``, then one .zip of it (fast deflate),
     the directory removed afterwards. The manifest inside lists every file's sha256."""
-    import shutil
-
     target = Path(zip_path)
     work = target.with_suffix(".parts")
     try:

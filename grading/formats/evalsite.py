@@ -15,7 +15,7 @@ def _detect(path: Path) -> bool:
 
 
 def _project_of(path: Path) -> str | None:
-    from grading.bundles import BundleReader
+    from grading.bundles import BundleReader  # lazy: the bundle code brings pandas: loaded when a bundle is read
 
     with BundleReader(path) as reader:
         data = reader.read_json("project.json")
@@ -23,13 +23,13 @@ def _project_of(path: Path) -> str | None:
 
 
 def _read(request: ImportRequest) -> dict:
-    from grading.bundles import bundle_import
+    from grading.bundles import bundle_import  # lazy: the bundle code brings pandas: loaded when a bundle is read
 
     return bundle_import(path=request.path, user=request.user, update_settings=request.update_settings).as_dict()
 
 
 def _write(*, project, out_dir: Path) -> dict:
-    from grading.bundles import gold_export
+    from grading.bundles import gold_export  # lazy: the bundle code brings pandas: loaded when a bundle is written
 
     result = gold_export(project=project, out_dir=out_dir)
     return {"files": result["files"], "counts": result["counts"]}

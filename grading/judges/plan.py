@@ -121,7 +121,7 @@ class PromptBuilder:
                 self.references[pk] = reference
         self.compiled = None
         if settings.few_shot_k > 0 and settings.few_shot_cohort:
-            from .fewshot import fewshot_split_cases
+            from .fewshot import fewshot_split_cases  # lazy: the few-shot split brings pandas: loaded when a run is planned
 
             self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort,
                                                       cases=fewshot_split_cases(judge))
@@ -169,7 +169,7 @@ def fewshot_pool(*, project, cohort_name: str, cases=None) -> tuple[dict[int, li
     """A cohort's decisions per criterion — (response, verdict, option, value) — and the responses'
     texts, from the responses of ``cases`` only (the judge's few-shot split, ``fewshot``; None:
     every case). The decisions are the cohort's (SPEC §2 rule, ``cohort_frame``); ties are left out."""
-    from ..selectors import cohort_frame  # pandas loads only when a run plans few-shot examples
+    from ..selectors import cohort_frame  # lazy: pandas loads only when a run plans few-shot examples
 
     cohort = Cohort.objects.filter(project=project, name=cohort_name).first()
     if cohort is None:

@@ -135,7 +135,7 @@ class EndpointLimiter:
         self._redis = None
         redis_url = getattr(settings, "EVALSITE_RATE_LIMIT_REDIS_URL", "")
         if redis_url:
-            import redis
+            import redis  # lazy: only with a Redis URL for the shared limits
 
             self._redis = redis.Redis.from_url(redis_url)
         self.requests = self._limiter("requests", Rate(limits.requests_per_minute, Duration.MINUTE, burst=1)) \

@@ -203,7 +203,7 @@ def _cell(decision, *, unit: str, votes: list[tuple] | None = None, ordinal: boo
 
 def _votes(frame) -> dict[int, list[tuple]]:
     """Raw votes per criterion from label rows or judge outputs: (verdict, option, value) with None for none."""
-    from ..metrics.decisions import SourceDecision
+    from ..metrics.decisions import SourceDecision  # lazy: pandas and the decision rules load with the page, not at start-up
 
     out: dict[int, list[tuple]] = {}
     columns = (frame[c].tolist() for c in ("criterion_id", "verdict", "option", "value"))
@@ -218,8 +218,10 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
     rules as every report, restricted to this one response — with the rationales, explanations and
     evidence behind them. A fixed number of queries whatever the number of cohorts and judges.
     ``cohort_decisions``: the response's ``cohort_frames`` when the caller has them already."""
-    # The frames need pandas: loaded by the page that shows them, not by every web process.
+    # lazy: the frames need pandas, loaded by the page that shows them, not by every web process
     from ..metrics.decisions import cohort_votes, judge_outputs
+
+    # lazy: pandas and the decision rules load with the page, not at start-up
     from ..selectors import (
         cohort_frames,
         criterion_frame,

@@ -248,7 +248,7 @@ BASELINE_NAME = "baseline-lexical"
 def judge_baseline_run(*, project: Project, name: str = BASELINE_NAME, scope: dict | None = None):
     """Create the project's offline baseline judge if it is missing and run it here, now
     (no Celery, no network): for demo loading and scripts. Returns the run's ``RunSummary``."""
-    from .runner import judge_run_execute
+    from .runner import judge_run_execute  # lazy: the runner brings pandas: loaded where a run executes
 
     judge = Judge.objects.filter(project=project, name=name).first()
     if judge is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .bootstrap import case_bootstrap_ci
 from .errors import MetricError
 
 DEFAULT_LOW_AGREEMENT_THRESHOLD = 0.6
@@ -132,7 +133,7 @@ def binary_agreement(a, b) -> BinaryAgreement:
     tn = n - tp - fp - fn
     if n == 0:
         return BinaryAgreement(0, 0, 0, 0, 0, None, None, None, None, None, None, None)
-    from sklearn.metrics import cohen_kappa_score, f1_score
+    from sklearn.metrics import cohen_kappa_score, f1_score  # lazy: scikit-learn loads on first use, not at start-up
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -268,7 +269,7 @@ def ordinal_agreement(a_values, b_values, *, option_values) -> OrdinalAgreement:
         raise MetricError(f"a_values and b_values differ in length ({ia.size} vs {ib.size})")
     if ia.size == 0:
         return OrdinalAgreement(n=0, qwk=None, exact=None, adjacent=None)
-    from sklearn.metrics import cohen_kappa_score
+    from sklearn.metrics import cohen_kappa_score  # lazy: scikit-learn loads on first use, not at start-up
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -302,7 +303,7 @@ def krippendorff_alpha(reliability_data, *, level: str = "nominal", value_domain
     present = ~np.isnan(data)
     if not (present.sum(axis=0) >= 2).any() or np.unique(data[present]).size < 2:
         return None
-    import krippendorff
+    import krippendorff  # lazy: krippendorff loads on first use, not at start-up
 
     try:
         with warnings.catch_warnings():
@@ -321,8 +322,6 @@ def krippendorff_alpha_ci(reliability_data, unit_cases, *, level: str = "nominal
     raters × units matrix is reduced once to each unit's counts of the observed values, and the
     krippendorff package computes each resample's alpha from those counts (the same estimator,
     over the same value domain). None when alpha has nothing to resample."""
-    from .bootstrap import case_bootstrap_ci
-
     if level not in KRIPPENDORFF_LEVELS:
         raise MetricError(f"unknown level {level!r}; use one of {', '.join(KRIPPENDORFF_LEVELS)}")
     data = np.array(reliability_data, dtype=float)
@@ -331,7 +330,7 @@ def krippendorff_alpha_ci(reliability_data, unit_cases, *, level: str = "nominal
     if domain.size < 2:
         return None
     counts = np.stack([(data == value).sum(axis=0) for value in domain], axis=1)
-    import krippendorff
+    import krippendorff  # lazy: krippendorff loads on first use, not at start-up
 
     def alpha(rows):
         drawn = counts[rows]

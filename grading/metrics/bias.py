@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .bootstrap import case_bootstrap_ci
 from .errors import MetricError
 
 
@@ -78,8 +79,6 @@ def monte_carlo_mu_ci(samples, scores, cases, *, seed: int = 0):
     """Bootstrap 95% interval of one group's Monte Carlo μ (``monte_carlo_groups``: the mean over
     samples of each sample's mean score), resampling whole cases (``case_bootstrap_ci``): one
     entry per scored item in ``samples``, ``scores`` and ``cases``."""
-    from .bootstrap import case_bootstrap_ci
-
     values = np.asarray(scores, dtype=float)
     labels, codes = np.unique(np.asarray(samples), return_inverse=True)
 

@@ -56,7 +56,7 @@ def case_bootstrap_mean_ci(values, cases, *, confidence: float = 0.95, n_resampl
     ``scipy.stats.bootstrap``: each resample draws cases with replacement and takes the mean of
     all their values (sum of the drawn cases' sums / sum of their counts). None with fewer than
     two cases (nothing to resample). Missing values are dropped."""
-    from scipy import stats
+    from scipy import stats  # lazy: SciPy loads on first use, not at start-up
 
     frame = np.asarray(values, dtype=float).ravel()
     groups = np.asarray(cases).ravel()
@@ -93,7 +93,7 @@ def case_bootstrap_ci(cases, statistic, *, confidence: float = 0.95, n_resamples
     of row positions. Returns a BootstrapCI (n = the number of rows), or a list of them for a
     tuple; None with fewer than two cases, and for a figure that fewer than 90% of the resamples
     define (an interval conditional on a rare event would mislead)."""
-    from scipy import stats
+    from scipy import stats  # lazy: SciPy loads on first use, not at start-up
 
     groups = np.asarray(cases).ravel()
     unique, inverse = np.unique(groups, return_inverse=True)

@@ -148,7 +148,7 @@ class RidgeCalibration:
 
 def fit_ridge_calibration(features, human, *, levels: Sequence[float], alpha: float = 1.0) -> RidgeCalibration:
     """Fit on the calibration split: ``features`` (n × k), ``human`` scores (n)."""
-    from sklearn.linear_model import Ridge
+    from sklearn.linear_model import Ridge  # lazy: scikit-learn loads on first use, not at start-up
 
     x = np.asarray(features, dtype=float)
     y = _finite(human, "human")

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from .agreement import BinaryAgreement, binary_agreement
+from .bootstrap import case_bootstrap_ci
 from .errors import MetricError
 from .ranking import compare_rankings
 
@@ -115,10 +117,6 @@ def cross_grader_intervals(df: pd.DataFrame, *, case: str = "case", model: str =
     ``cross_grader_robustness`` that summarise the models: the mean absolute difference in points,
     Spearman ρ and Kendall τ. Each resample recomputes every model's two rates from the drawn
     cases' decisions (models left without a decision drop out, as in the rule)."""
-    import numpy as np
-
-    from .bootstrap import case_bootstrap_ci
-
     _require(df, [case, model, a, b])
     names, codes = np.unique(df[model].astype(str).to_numpy(), return_inverse=True)
     columns = {side: df[side].to_numpy(dtype=float) for side in (a, b)}

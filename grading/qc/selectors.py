@@ -12,9 +12,9 @@ def qc_screen_accuracy(*, project: Project, source: Source, models: list[str]) -
     """{case pk: mean rubric accuracy (percent) over the responses of ``models`` that ``source``
     decided}; cases with no such response (or no binary criterion) are absent. Excluded cases
     are included: screening must see them again."""
-    from grading import metrics
-    from grading.reports.coverage import response_hits_frame
-    from grading.reports.inputs import ReportInputs
+    from grading import metrics  # lazy: pandas and the report code load on first use, not at start-up
+    from grading.reports.coverage import response_hits_frame  # lazy: pandas and the report code load on first use, not at start-up
+    from grading.reports.inputs import ReportInputs  # lazy: pandas and the report code load on first use, not at start-up
 
     inputs = ReportInputs(project, include_excluded=True)
     hits = response_hits_frame(inputs=inputs, source=source, author_kind=Response.MODEL)

@@ -9,14 +9,21 @@ criteria, with cannot_assess treated by the chosen strategy; an unresolved decis
 cohort tie) counts as a disagreement: it is given the opposite of the other side's
 decision (when both are unresolved, A = met and B = not met). Ordinal figures compare the
 option order index of both sides (values between options snap to the nearest option).
+
+Its page compares every pair of sources (cohort with cohort, each judge with each cohort and with
+gold) and shows one comparison in depth: the case-level MF1 histogram and the low-agreement tail.
 """
 import numpy as np
 import pandas as pd
 
+from annotation.models import Project
 from grading import metrics, selectors
+from grading.sources import project_sources, source_parse
 
-from .inputs import ReportInputs, as_number, interval_pair
+from . import charts
+from .inputs import ReportInputs, as_number, interval_pair, report_table
 from .panels import panel_summary
+from .registry import Page, Params, Report, SourceField, StrategyField, register
 
 SUMMARY_KEYS = (
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
@@ -262,3 +269,126 @@ def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:
         )
     ]
     return {"columns": columns, "rows": rows}
+
+
+# --- the page -------------------------------------------------------------------------------
+
+HISTOGRAM_BINS = 10
+COMPARISON_COLUMNS = ["a", "b", "kind", "n_decisions", "mf1", "f1_met", "f1_not_met", "cohen_kappa", "krippendorff_alpha",
+                      "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "matched_responses",
+                      "unmatched_responses", "case_n", "share_below"]
+
+
+def comparisons(project: Project, inputs: ReportInputs, strategy: str) -> list[dict]:
+    """Cohort vs cohort, each judge vs each cohort, and each judge vs gold."""
+    sources = project_sources(project=project)
+    cohorts, judges = sources["cohorts"], sources["judges"]
+    pairs = [(a, b, "human-human") for i, a in enumerate(cohorts) for b in cohorts[i + 1:]]
+    pairs += [(c, j, "judge-cohort") for j in judges for c in cohorts]
+    if cohorts:  # gold is derived from the cohorts (and adjudications)
+        pairs += [(sources["gold"][0], j, "judge-gold") for j in judges]
+    rows = []
+    for a, b, kind in pairs:
+        s = AGREEMENT.run(project=project, a=a, b=b, strategy=strategy, inputs=inputs)["summary"]
+        rows.append({"a": a.spec, "b": b.spec, "kind": kind, **{k: s[k] for k in (
+            "n_decisions", "mf1", "f1_met", "f1_not_met", "cohen_kappa", "krippendorff_alpha", "percent_agreement",
+            "positive_rate_a", "positive_rate_b", "invalid_b", "matched_responses", "unmatched_responses")},
+            "case_n": s["case_level"]["n"], "share_below": s["case_level"]["share_below_0_6"]})
+    return rows
+
+
+def comparison_table(rows: list[dict]) -> dict:
+    return report_table(COMPARISON_COLUMNS, [[r[c] for c in COMPARISON_COLUMNS] for r in rows])
+
+
+def agreement_page(*, project: Project, a: str | None = None, b: str | None = None, strategy: str = "zero") -> dict:
+    inputs = ReportInputs(project)
+    compared = comparisons(project, inputs, strategy)
+    human = [r for r in compared if r["kind"] == "human-human"]
+    result = {"strategy": strategy, "comparisons": compared, "reference_mf1": human[0]["mf1"] if human else None,
+              "tables": {"comparisons": comparison_table(compared)}, "primary": None}
+    if a is None or b is None:
+        if not compared:
+            return result
+        a, b = compared[0]["a"], compared[0]["b"]
+    primary = AGREEMENT.run(project=project, a=source_parse(text=a, project=project),
+                            b=source_parse(text=b, project=project), strategy=strategy, inputs=inputs)
+    case_table = primary["case_table"]
+    defined = [row for row in case_table["rows"] if row[-1] is not None]
+    mf1 = np.array([row[-1] for row in defined], dtype=float)
+    counts, edges = np.histogram(mf1, bins=HISTOGRAM_BINS, range=(0.0, 1.0))
+    threshold = primary["threshold"]
+    tail = sorted((row for row in case_table["rows"] if row[-1] is not None and row[-1] < threshold),
+                  key=lambda r: (r[-1], r[0], r[1]))
+    by_model = primary["detail"]["by_model"]
+    ci = metrics.case_bootstrap_mean_ci(mf1, [row[2] for row in defined]) if mf1.size else None  # resampling cases
+    result.update(
+        primary={k: primary[k] for k in ("a", "b", "strategy", "threshold", "summary", "detail")},
+        histogram={"counts": counts.tolist(), "edges": edges.tolist(), "n": int(mf1.size),
+                   "n_undefined": primary["summary"]["case_level"]["n_undefined"],
+                   "mean_ci95": [ci.low, ci.high] if ci else None},
+        tail=tail,
+    )
+    result["tables"].update(
+        by_model=report_table(["model", "n", "mf1", "cohen_kappa", "positive_rate_a", "positive_rate_b"],
+                              [[m, v["n"], v["mf1"], v["cohen_kappa"], v["positive_rate_a"], v["positive_rate_b"]]
+                               for m, v in by_model.items()]),
+        case_level=case_table,
+        low_agreement=report_table(case_table["columns"], tail),
+    )
+    return result
+
+
+def agreement_charts(result: dict, project: Project) -> dict:
+    compared = result["comparisons"]
+    out = {}
+    if compared:
+        n = sum(c["n_decisions"] for c in compared)
+        out["mf1"] = charts.bar_chart(
+            title=f"MF1 per comparison (n = {n:,} paired decisions over {len(compared)} comparisons)",
+            labels=[f"{c['b']} vs {c['a']}" for c in compared], series=[("MF1", [c["mf1"] for c in compared])],
+            reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
+        )
+    if result.get("histogram"):
+        h = result["histogram"]
+        out["histogram"] = charts.histogram(
+            title=f"Case-level MF1 (n = {h['n']:,} (model, case) groups; {h['n_undefined']} undefined)",
+            counts=h["counts"], edges=h["edges"], threshold=result["primary"]["threshold"],
+        )
+        by_model = result["primary"]["detail"]["by_model"]
+        out["by_model"] = charts.bar_chart(
+            title=f"MF1 per model, {result['primary']['b']} vs {result['primary']['a']} "
+                  f"(n = {sum(v['n'] for v in by_model.values()):,})",
+            labels=list(by_model), series=[("MF1", [v["mf1"] for v in by_model.values()])],
+        )
+    return out
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+class AgreementParams(Params):
+    a = SourceField(help_text="reference source: cohort:NAME, judge:NAME or gold")
+    b = SourceField(help_text="compared source; [OTHER-PROJECT:]cohort:NAME, judge:NAME or gold")
+    cannot_assess = StrategyField(source="strategy", default="zero", help_text="skip | zero | partial | fail (default zero)")
+
+
+class AgreementPageParams(Params):
+    a = SourceField(spec=True, required=False, allow_null=True, default=None)
+    b = SourceField(spec=True, required=False, allow_null=True, default=None)
+    strategy = StrategyField(default="zero")
+
+    def validate(self, attrs):  # one comparison in depth only when both sides are named
+        return attrs if attrs.get("a") and attrs.get("b") else {"strategy": attrs["strategy"]}
+
+
+def agreement_output(result: dict, params: dict) -> dict:
+    return {**result["summary"], "n_excluded_cases": result["n_excluded_cases"], "n_draft_labels": result["n_draft_labels"]}
+
+
+AGREEMENT = register(Report(
+    key="agreement", title="Agreement",
+    help="MF1, kappa, alpha and the case-level MF1 distribution of source B against reference A.",
+    params=AgreementParams, compute=agreement_compute, output=agreement_output,
+    page=Page(params=AgreementPageParams, build=agreement_page, template="grading/reports/agreement.html",
+              charts=agreement_charts, position=10),
+))

@@ -20,13 +20,19 @@ Panels are ensembles, not judges with a model of their own, and are left out.
 """
 import numpy as np
 import pandas as pd
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
 
+from annotation.models import Project
 from grading import metrics
 from grading.selectors import expert_label_rows, judge_sample_outputs
-from grading.sources import Source
+from grading.sources import Source, project_sources, source_parse
 
+from ..judges.backends import backend_names
 from ..models import Judge
-from .inputs import ReportInputs, as_number, interval_pair
+from . import charts
+from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
+from .registry import Flag, Page, Params, Report, SourceField, choice, register
 from .scores import decision_values, unit_values
 
 CONDITIONS = (Judge.ATTRIBUTED, Judge.ANONYMIZED)
@@ -178,9 +184,8 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         raise ValueError(f"unknown scale {scale!r}; use native or unit")
     if human not in HUMAN_REFERENCES:
         raise ValueError(f"unknown human reference {human!r}; use mean or decision")
-    judges = list(
-        Judge.objects.filter(project=inputs.project, condition=condition).exclude(backend="panel").order_by("name")
-    )
+    panels = backend_names(votes_over_members=True)
+    judges = list(Judge.objects.filter(project=inputs.project, condition=condition).exclude(backend__in=panels).order_by("name"))
     if not judges:
         raise LookupError(f"project {inputs.project.slug!r} has no {condition} judges")
     names = [j.name for j in judges]
@@ -236,8 +241,6 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         out["human"] = human if experts is not None else "decision"
         out["reference"] = reference.spec
         if experts is not None and len(experts):
-            from django.contrib.auth import get_user_model
-
             usernames = dict(get_user_model().objects.filter(pk__in=experts["rater"].unique()).values_list("pk", "username"))
             out["panel"] = _panel(experts, criteria, ids, usernames)
         undefined = [t for t in targets if out["human_scores"][t] is None]
@@ -258,3 +261,149 @@ def bias_attenuation(*, attributed: dict, anonymized: dict) -> dict:
         for model, v in by_model_att.items()
         if model in by_model_anon
     }
+
+
+# --- the page -------------------------------------------------------------------------------
+
+def _pm(mu, sd, digits: int = 2) -> str:
+    """A Monte Carlo cell as text: μ ± σ (σ left out with one sample), an en dash when undefined."""
+    if mu is None:
+        return "–"
+    return f"{mu:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+
+
+def _bias_tables(condition: str, result: dict) -> dict:
+    judges, targets = result["judges"], result["targets"]
+    tables = {}
+    for name in ("scores", "bias", "human_bias", "counts", "sd"):
+        if name in result:
+            tables[f"{condition}_{name}"] = report_table(["judge", *targets],
+                                                         [[j, *row] for j, row in zip(judges, result[name])])
+    intervals = result.get("scores_ci")  # with ci (issue 14): each S beside its interval, resampling cases
+    if intervals is not None:
+        tables[f"{condition}_scores"] = report_table(
+            ["judge", *[column for t in targets for column in (t, f"{t} 95% CI")]],
+            [[j, *[v for s, pair in zip(scores, pairs) for v in (s, interval_text(pair))]]
+             for j, scores, pairs in zip(judges, result["scores"], intervals)])
+    tables[f"{condition}_cells"] = report_table(
+        ["judge", *[f"{t} (μ ± σ)" for t in targets]],
+        [[j, *[_pm(m, d) for m, d in zip(mus, sds)]] for j, mus, sds in zip(judges, result["mu"], result["sd"])])
+    per_criterion = result.get("per_criterion") or {}
+    if per_criterion:
+        tables[f"{condition}_per_criterion"] = report_table(
+            ["criterion", "judge", "target", "score", "mu", "sd", "bias", "n"],
+            [[criterion, j, t, cells["scores"][i][k], cells["mu"][i][k], cells["sd"][i][k], cells["bias"][i][k],
+              cells["counts"][i][k]]
+             for criterion, cells in per_criterion.items() for i, j in enumerate(judges)
+             for k, t in enumerate(cells["targets"])])
+    panel = result.get("panel")
+    if panel:
+        tables[f"{condition}_panel"] = report_table(
+            ["target", *[f"{c} (mean ± sd)" for c in panel["criteria"]], "experts"],
+            [[t, *[_pm(m, d) for m, d in zip(means, sds)], max(ns) if ns else 0]
+             for t, means, sds, ns in zip(panel["targets"], panel["mean"], panel["sd"], panel["n_experts"])])
+    return tables
+
+
+def bias_page(*, project: Project, reference: str | None = None, scale: str = "native", criterion: str = "all",
+              human: str = "mean", ci: bool = False) -> dict:
+    inputs = ReportInputs(project)
+    cohorts = project_sources(project=project)["cohorts"]
+    reference = reference or (cohorts[0].spec if cohorts else None)
+    ref = source_parse(text=reference, project=project) if reference else None
+    conditions, tables = {}, {}
+    for condition in ("attributed", "anonymized"):
+        try:
+            result = BIAS_MATRIX.run(project=project, condition=condition, reference=ref, inputs=inputs,
+                                     scale=scale, criterion=criterion, human=human, ci=ci)
+        except LookupError as exc:
+            if "no criterion" in str(exc):
+                raise
+            continue
+        conditions[condition] = result
+        tables.update(_bias_tables(condition, result))
+    attenuation = {}
+    if len(conditions) == 2:
+        attenuation = bias_attenuation(attributed=conditions["attributed"], anonymized=conditions["anonymized"])
+        tables["attenuation"] = report_table(["judge_model", "attributed", "anonymized", "attenuation"], [
+            [m, *(next((v for j, v in conditions[c]["self_bias"].items() if conditions[c]["judge_models"][j] == m), None)
+                  for c in ("attributed", "anonymized")), v] for m, v in attenuation.items()])
+    criteria = inputs.criteria
+    project_wide = criteria[criteria["case_id"].isna()].sort_values("criterion_position")
+    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables,
+            "scale": scale, "criterion": criterion, "human": human, "ci": ci,
+            "criteria": [str(c) for c in project_wide["criterion_external_id"].tolist()[:100]]}
+
+
+def bias_charts(result: dict, project: Project) -> dict:
+    out = {}
+    for condition, data in result["conditions"].items():
+        models = data["judge_models"]
+        highlight = {(i, data["targets"].index(models[j])) for i, j in enumerate(data["judges"]) if models[j] in data["targets"]}
+        n = sum(map(sum, data["counts"]))
+        unit = "points" if data["scale"] == "native" else "on [0, 1]"
+        out[condition] = charts.heatmap(
+            title=f"Consensus-deviation bias ± Monte Carlo σ, {condition}, {unit} (n = {n:,} decisions)",
+            rows=data["judges"], columns=data["targets"], matrix=data["bias"], spread=data["sd"], highlight=highlight,
+        )
+        out[f"{condition}_scores"] = charts.heatmap(
+            title=f"Mean score μ ± σ over samples, {condition}, {unit}", rows=data["judges"], columns=data["targets"],
+            matrix=data["mu"], spread=data["sd"], highlight=highlight, diverging=False,
+        )
+        if "human_bias" in data:
+            out[f"{condition}_human"] = charts.heatmap(
+                title=f"Human–LLM bias vs {data['reference']} ({data['human']}), {condition}, {unit} (n = {n:,} decisions)",
+                rows=data["judges"], columns=data["targets"], matrix=data["human_bias"], highlight=highlight,
+            )
+    return out
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+class BiasParams(Params):
+    condition = choice(CONDITIONS, what="condition")
+    reference = SourceField(required=False, allow_null=True, default=None,
+                            help_text="human source for the human-LLM matrix, e.g. cohort:NAME")
+    criterion = serializers.CharField(default=ALL, help_text="a criterion id, or all (default): the criteria sharing "
+                                                             "one scale, pooled")
+    scale = choice(SCALES, what="scale", default="native",
+                   help_text="native (default): the rubric's own points; unit: every criterion rescaled to [0, 1]")
+    human = choice(HUMAN_REFERENCES, what="human reference", default="mean",
+                   help_text="a cohort reference's human score: the mean of its experts' values (default) or its decision")
+
+    def validate(self, attrs):
+        reference = attrs.get("reference")
+        if reference is not None and reference.project.pk != self.context["project"].pk:
+            raise serializers.ValidationError({"reference": "the bias reference must be a source of the same project"})
+        return attrs
+
+
+class BiasPageParams(Params):
+    reference = SourceField(spec=True, required=False, allow_null=True, default=None)
+    scale = choice(SCALES, what="scale", default="native")
+    criterion = serializers.CharField(default=ALL, allow_blank=True)
+    human = choice(HUMAN_REFERENCES, what="human reference", default="mean")
+    ci = Flag()
+
+    def validate(self, attrs):
+        return {**attrs, "criterion": attrs["criterion"].strip() or ALL}
+
+
+KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "n_draft_labels",
+        "scale", "range", "criterion", "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings")
+REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "reference")
+
+
+def bias_output(result: dict, params: dict) -> dict:
+    keys = KEYS + (REFERENCE_KEYS if params.get("reference") else ()) + tuple(
+        k for k in ("per_criterion", "panel", "scores_ci") if k in result)
+    return {key: result[key] for key in keys}
+
+
+BIAS_MATRIX = register(Report(
+    key="bias_matrix", title="Bias",
+    help="Consensus-deviation and human-LLM bias matrices of the judges of one condition.",
+    params=BiasParams, compute=bias_compute, output=bias_output,
+    page=Page(key="bias", params=BiasPageParams, build=bias_page, template="grading/reports/bias.html",
+              charts=bias_charts, position=40),
+))

@@ -8,15 +8,15 @@ there are fewer than 400) a ridge regression maps the judge's features (its scor
 of invalid citations: quotes not verbatim in the response, and quotes a compiled judge named
 with the wrong sentence) to the human score; the latent score is quantile-mapped onto the human
 calibration scores and snapped to the nearest option (``metrics.fit_ridge_calibration``). The
-calibrated scores of every other item are stored as the judgments of a derived judge
-``NAME@calibrated`` (backend ``calibrated``), so ``judge:NAME@calibrated`` is a source wherever
-a source is: reports, exports, the API. QWK before and after is measured on those held-out items.
+calibrated scores of every other item are stored (by ``grading.calibration_write``, the write
+path; this module only reads and fits) as the judgments of a derived judge ``NAME@calibrated``
+(backend ``calibrated``), so ``judge:NAME@calibrated`` is a source wherever a source is: reports,
+exports, the API. QWK before and after is measured on those held-out items.
 """
 from collections import Counter
 
 import numpy as np
 import pandas as pd
-from django.db import transaction
 
 from annotation.models import Criterion, Response
 from grading import metrics
@@ -31,7 +31,6 @@ from .traits import Traits, source_trait_scores
 DEFAULT_SIZE = 200
 METHOD = ("ridge regression of (judge score, invalid citations) on the human score, quantile-mapped onto the human "
           "calibration scores, snapped to the nearest option")
-SUFFIX = "@calibrated"
 
 
 def _invalid_citations(judge: Judge, criterion_ids, trait_of: dict) -> Counter:
@@ -103,12 +102,13 @@ def _qwk_intervals(hold: pd.DataFrame, inputs: ReportInputs, human, raw, calibra
             for name, ci in zip(("before", "after"), intervals)}
 
 
-def calibrate_compute(*, inputs: ReportInputs, source, reference, criterion: str | None = None,
-                      calibration_size: int | None = None, seed: int = 0, ci: bool = False) -> dict:
-    """With ``ci``, bootstrap 95% intervals of the held-out QWK before and after resampling cases
-    (``qwk_before_ci``, ``qwk_after_ci``; returned, not stored with the calibration)."""
+def calibration_fit(*, inputs: ReportInputs, source, reference, criterion: str | None = None,
+                    calibration_size: int | None = None, seed: int = 0, ci: bool = False) -> tuple[dict, dict, pd.DataFrame]:
+    """The calibration's summary (what is stored with the derived judge), with ``ci`` the bootstrap
+    95% intervals of the held-out QWK before and after resampling cases (``qwk_before_ci``,
+    ``qwk_after_ci``; returned, not stored), and the held-out items with their ``calibrated`` score."""
     judge = source.obj
-    if source.kind != "judge" or judge is None or judge.backend in (Judge.PANEL, Judge.CALIBRATED):
+    if source.kind != "judge" or judge is None or judge.kind.derived:
         raise ValueError(f"{source.spec} is not a judge of its own: calibrate a judge (not a panel or a calibrated one)")
     frame, info = (_criterion_items(inputs, source, reference, criterion) if criterion
                    else _trait_items(inputs, source, reference))
@@ -133,31 +133,5 @@ def calibrate_compute(*, inputs: ReportInputs, source, reference, criterion: str
                           for name, values in (("human", human), ("raw", raw), ("calibrated", calibrated))},
         "coefficients": [as_number(c) for c in model.model.coef_],
     }
-    derived = _store(inputs, judge, hold.assign(calibrated=calibrated), summary)
     intervals = _qwk_intervals(hold, inputs, human, raw, calibrated, levels) if ci else {}
-    return {**summary, **intervals, "source": f"judge:{derived.name}"}
-
-
-@transaction.atomic
-def _store(inputs: ReportInputs, judge: Judge, hold: pd.DataFrame, summary: dict) -> Judge:
-    """The derived judge and its judgments: one per held-out item, its calibrated option."""
-    derived, _ = Judge.objects.update_or_create(
-        project=judge.project, name=f"{judge.name}{SUFFIX}",
-        defaults={"backend": Judge.CALIBRATED, "model": judge.model, "condition": judge.condition, "samples": 1,
-                  "settings": {"calibration": summary}},
-    )
-    Judgment.objects.filter(judge=derived).delete()
-    criteria = {c.pk: c for c in Criterion.objects.filter(pk__in=set(hold["criterion"]))}
-    note = (f"calibrated from {judge.name} (raw score {{raw:g}}, {{invalid:g}} invalid citations) against "
-            f"{summary['reference']} on {summary['n_calibration']} items")
-    rows = []
-    for r, c, raw, invalid, value in hold[["response", "criterion", "score", "invalid", "calibrated"]].itertuples(index=False):
-        criterion = criteria[int(c)]
-        option = next((o for o in criterion.options if not o.get("na") and float(o["value"]) == float(value)), None)
-        rows.append(Judgment(
-            judge=derived, response_id=int(r), criterion=criterion, rubric_version_id=criterion.rubric_version_id, sample=0,
-            condition=judge.condition, option_label=option["label"] if option else None, value=float(value), valid=True,
-            explanation=note.format(raw=raw, invalid=invalid), raw="",
-        ))
-    Judgment.objects.bulk_create(rows, batch_size=2000)
-    return derived
+    return summary, intervals, hold.assign(calibrated=calibrated)

@@ -8,10 +8,16 @@ for model-authored responses; the human-authored (physician) answers calibrate k
 """
 import numpy as np
 import pandas as pd
+from rest_framework import serializers
 
+from annotation.models import Project
+from annotation.vocabulary import MET
 from grading import metrics, selectors
+from grading.sources import project_sources, source_parse
 
-from .inputs import ReportInputs, as_number, interval_pair
+from . import charts
+from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
+from .registry import Flag, Page, Params, Report, SourceField, register
 
 STRATA = ("difficulty", "register", "task_themes", "specialties")
 
@@ -27,7 +33,7 @@ def response_hits_frame(*, inputs: ReportInputs, source, author_kind: str = "mod
         frame = inputs.decisions(source)
         kinds = frame["criterion_id"].map(inputs.criteria["kind"])
         decided = frame.loc[kinds == "binary"]
-        hits = (decided["verdict"] == "met").groupby(decided["response_id"]).sum()
+        hits = (decided["verdict"] == MET).groupby(decided["response_id"]).sum()
         ids = pd.Index(frame["response_id"].unique())
     ids = ids[ids.isin(responses.index)]  # not the responses of cases excluded by quality control
     ids = ids[responses.loc[ids, "author_kind"].to_numpy() == author_kind]
@@ -154,3 +160,123 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
             for alt in alternatives.alternatives
         ],
     }
+
+
+# --- the page -------------------------------------------------------------------------------
+
+CI_COLUMNS = ["rubric_accuracy 95% CI", "pass_at_k 95% CI", "cacs 95% CI"]
+
+
+def coverage_page(*, project: Project, source: str | None = None, k: int | None = None, sensitivity: str | None = None,
+                  ci: bool = False) -> dict:
+    inputs = ReportInputs(project)
+    sources = project_sources(project=project)
+    candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
+    if not candidates:
+        raise ValueError(f"project {project.slug!r} has no cohorts or judges yet")
+    source = source or candidates[0]
+    main = COVERAGE.run(project=project, source=source_parse(text=source, project=project), k=k, inputs=inputs,
+                        sensitivity=sensitivity_parse(sensitivity), ci=ci)
+    k = main["k"]
+    ranking = {}
+    for spec in candidates:
+        try:
+            ranking[spec] = COVERAGE.run(project=project, source=source_parse(text=spec, project=project), k=k,
+                                         sensitivity=SENSITIVITY_KS, inputs=inputs)["by_model"]
+        except ValueError:
+            continue
+    models = sorted(main["by_model"])
+    tables = {
+        "by_model": report_table(
+            ["model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs", *(CI_COLUMNS if ci else [])],
+            [[m, v["n_responses"], v["rubric_accuracy"], v["pass_at_k"], v["cacs"],
+              *([interval_text(v.get(f"{c}_ci")) for c in ("rubric_accuracy", "pass_at_k", "cacs")] if ci else [])]
+             for m, v in main["by_model"].items()]),
+        "sensitivity": report_table(
+            ["alternative", "n_models", "spearman_rho", "kendall_tau", "top3_overlap", "top5_overlap"],
+            [[s["name"], s["n_models"], s["spearman_rho"], s["kendall_tau"], s["top3_overlap"], s["top5_overlap"]]
+             for s in main["sensitivity"]]),
+        "cacs_by_source": report_table(["model", *ranking],
+                                       [[m, *[ranking[s].get(m, {}).get("cacs") for s in ranking]] for m in models]),
+    }
+    for axis, values in main["by_stratum"].items():
+        tables[f"stratum_{axis}"] = report_table(
+            [axis, "model", "n_responses", "rubric_accuracy", "pass_at_k", "cacs"],
+            [[value, m, f["n_responses"], f["rubric_accuracy"], f["pass_at_k"], f["cacs"]]
+             for value, per_model in sorted(values.items()) for m, f in sorted(per_model.items())],
+        )
+    return {"source": source, "sources": candidates, "k": k, "k_source": main["k_source"], "overall": main["overall"],
+            "by_model": main["by_model"], "tables": tables}
+
+
+def coverage_charts(result: dict, project: Project) -> dict:
+    if not result.get("by_model"):
+        return {}
+    models = list(result["by_model"])
+    n = sum(v["n_responses"] for v in result["by_model"].values())
+    return {"by_model": charts.bar_chart(
+        title=f"Rubric accuracy vs CACS@{result['k']} per model, {result['source']} (n = {n:,} responses)",
+        labels=models, max_value=100.0, digits=1,
+        series=[("rubric accuracy %", [result["by_model"][m]["rubric_accuracy"] for m in models]),
+                (f"CACS@{result['k']} %", [result["by_model"][m]["cacs"] for m in models])],
+    )}
+
+
+# --- the declarations -----------------------------------------------------------------------
+
+class SensitivityField(serializers.CharField):
+    """``7,8,12,15``: the alternative thresholds k' (whole numbers ≥ 0), parsed."""
+
+    def to_internal_value(self, data):
+        try:
+            return sensitivity_parse(super().to_internal_value(data))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+class SensitivityTextField(SensitivityField):
+    """The same, as its canonical text (one cache entry per list)."""
+
+    def to_internal_value(self, data):
+        return ",".join(map(str, super().to_internal_value(data))) if str(data).strip() else None
+
+
+class CoverageParams(Params):
+    source = SourceField()
+    k = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                 help_text="threshold (default: the project's coverage k)")
+    sensitivity = SensitivityField(required=False, allow_null=True, default=SENSITIVITY_KS,
+                                   help_text="alternative thresholds k' compared with CACS@k, with rubric accuracy and "
+                                             "Pass@k (default 7,8,12,15)")
+
+
+class CoveragePageParams(Params):
+    source = SourceField(spec=True, required=False, allow_null=True, default=None)
+    k = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None,
+                                 error_messages={"min_value": "k must be a non-negative integer",
+                                                 "invalid": "k must be a non-negative integer"})
+    sensitivity = SensitivityTextField(required=False, allow_null=True, default=None)
+    ci = Flag()
+
+
+KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases", "n_draft_labels")
+
+COVERAGE = register(Report(
+    key="coverage", title="Coverage",
+    help="Coverage of the rubric by one source: rubric accuracy, Pass@k and CACS@k.",
+    params=CoverageParams, compute=coverage_compute, inputs_from="source",
+    output=lambda result, params: {key: result[key] for key in KEYS},
+    page=Page(params=CoveragePageParams, build=coverage_page, template="grading/reports/coverage.html",
+              charts=coverage_charts, position=20),
+))
+
+
+class CalibrateKParams(Params):
+    source = SourceField()
+
+
+CALIBRATE_K = register(Report(
+    key="calibrate_k", title="Coverage threshold k",
+    help="Calibrate the coverage threshold k from human-authored responses.",
+    params=CalibrateKParams, compute=calibrate_k_compute, inputs_from="source",
+))

@@ -13,12 +13,14 @@ correlation controlling for model and case (``metrics.partial_correlation``: the
 length and score on model and case indicators).
 """
 import numpy as np
+from rest_framework import serializers
 
 from grading import metrics
 
 from .agreement import aligned_decisions, binary_pairs
 from .coverage import coverage_k, response_hits_frame
 from .inputs import ReportInputs, as_number, interval_pair
+from .registry import Params, Report, SourceField, register
 
 
 def _cross_grader_intervals(pairs, out: dict) -> None:
@@ -83,3 +85,37 @@ def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None, ci:
     return {"source": source.spec, "k": k, "k_source": k_source, "n": int(len(rows)),
             "cacs": _correlations(length, cacs, covariates, ci),
             "rubric_accuracy": _correlations(length, accuracy, covariates, ci)}
+
+
+class CrossGraderParams(Params):
+    a = SourceField()
+    b = SourceField()
+
+
+def cross_grader_output(result: dict, params: dict) -> dict:
+    keys = ["a", "b", "n_models", "spearman_rho", "kendall_tau", "mean_abs_diff_pp", "top3_overlap", "top5_overlap",
+            "rates", "n_excluded_cases", "n_draft_labels"]
+    keys += ["mean_abs_diff_pp_ci", "spearman_rho_ci", "kendall_tau_ci"] if params.get("ci") else []
+    return {key: result[key] for key in keys}
+
+
+CROSS_GRADER = register(Report(
+    key="cross_grader", title="Cross-grader robustness",
+    help="Do two sources rank the models alike? Per-model positive rates compared.",
+    params=CrossGraderParams, compute=cross_grader_compute, output=cross_grader_output,
+))
+
+
+class VerbosityParams(Params):
+    source = SourceField()
+    k = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                 help_text="threshold (default: the project's coverage k)")
+
+
+VERBOSITY = register(Report(
+    key="verbosity", title="Verbosity",
+    help="Length against CACS@k contribution and rubric accuracy: Pearson, Spearman, partial (model, case).",
+    params=VerbosityParams, compute=verbosity_compute, inputs_from="source",
+    output=lambda result, params: {key: result[key] for key in (
+        "source", "k", "n", "cacs", "rubric_accuracy", "n_excluded_cases", "n_draft_labels")},
+))

@@ -16,6 +16,7 @@ from django.db.models import Count
 from annotation.models import Case, CaseQuality, Criterion, Project
 from annotation.selectors import labels_draft_count
 from grading import selectors
+from grading.judges.fewshot import fewshot_split_cases
 
 from .subset import active_subset
 
@@ -122,9 +123,8 @@ class ReportInputs:
         that source leaves out (``judges.fewshot``); empty for other sources."""
         if source.kind != "judge" or source.obj is None:
             return frozenset()
-        from grading.judges.fewshot import fewshot_split_cases
 
-        judges = selectors.panel_members(judge=source.obj) if source.obj.backend == "panel" else [source.obj]
+        judges = selectors.panel_members(judge=source.obj) if source.obj.kind.votes_over_members else [source.obj]
         return frozenset().union(*(fewshot_split_cases(j) for j in judges))
 
     def annotated(self, source) -> pd.DataFrame:
@@ -162,3 +162,13 @@ def interval_pair(interval) -> list | None:
 def interval_text(pair) -> str | None:
     """An interval of a report's JSON as table text, "low – high"."""
     return None if not pair or pair[0] is None else f"{pair[0]:.3f} – {pair[1]:.3f}"
+
+
+def report_table(columns: list[str], rows: list[list]) -> dict:
+    """A table of a report page (shown, and offered as CSV): its columns and JSON-safe rows."""
+    return {"columns": columns, "rows": [[as_number(v) if not isinstance(v, str) else v for v in row] for row in rows]}
+
+
+def ci_columns(columns: list[str], with_interval: set[str], ci: bool) -> list[str]:
+    """``columns`` with, when ``ci``, a "NAME 95% CI" column after each of ``with_interval``."""
+    return [c for name in columns for c in ([name, f"{name} 95% CI"] if ci and name in with_interval else [name])]

@@ -6,29 +6,32 @@ individual label; pooled, per tag (criterion category) and per theme (the part o
 its first ``:``, the n-weighted mean of its tags' figures).
 """
 import pandas as pd
+from rest_framework import serializers
 
+from annotation.vocabulary import MET, NOT_MET
 from grading import metrics
 from grading.selectors import expert_label_rows
 
 from .inputs import ReportInputs, as_number, interval_pair
+from .registry import Params, Report, SourceField, choice, register
 
 
 def _labels(inputs: ReportInputs, cohort) -> pd.DataFrame:
     criteria = inputs.criteria
     rows = expert_label_rows(cohort=cohort.obj, criteria=criteria, response_ids=inputs.responses.index)
-    rows = rows[(rows["criterion_id"].map(criteria["kind"]) == "binary") & rows["verdict"].isin(["met", "not_met"])]
+    rows = rows[(rows["criterion_id"].map(criteria["kind"]) == "binary") & rows["verdict"].isin([MET, NOT_MET])]
     users = dict(cohort.obj.memberships.values_list("user_id", "user__username"))
     return pd.DataFrame({"item": list(zip(rows["response_id"], rows["criterion_id"])),
                          "rater": rows["rater"].map(lambda u: users.get(u, str(u))).to_numpy(),
-                         "value": (rows["verdict"] == "met").astype(int).to_numpy(),
+                         "value": (rows["verdict"] == MET).astype(int).to_numpy(),
                          "criterion_id": rows["criterion_id"].to_numpy(),
                          "case": rows["response_id"].map(inputs.responses["case_id"]).to_numpy()})
 
 
 def _grader(inputs: ReportInputs, source) -> pd.Series:
     frame = inputs.decisions(source)
-    frame = frame[(frame["criterion_id"].map(inputs.criteria["kind"]) == "binary") & frame["verdict"].isin(["met", "not_met"])]
-    return pd.Series((frame["verdict"] == "met").astype(int).to_numpy(),
+    frame = frame[(frame["criterion_id"].map(inputs.criteria["kind"]) == "binary") & frame["verdict"].isin([MET, NOT_MET])]
+    return pd.Series((frame["verdict"] == MET).astype(int).to_numpy(),
                      index=pd.Index(list(zip(frame["response_id"], frame["criterion_id"]))))
 
 
@@ -82,3 +85,27 @@ def pairwise_compute(*, inputs: ReportInputs, source, grader=None, by: str | Non
         out["by_theme"] = {name: {"weighted_mean_mf1": weighted(t["mf1"]), "grader_mf1": weighted(t["grader"])}
                            for name, t in sorted(themes.items())}
     return out
+
+
+class PairwiseParams(Params):
+    source = SourceField(help_text="cohort:NAME")
+    grader = SourceField(required=False, allow_null=True, default=None,
+                         help_text="a source placed among the annotators, e.g. judge:NAME")
+    by = choice(["tag"], what="grouping", required=False, allow_null=True, default=None)
+    min_n = serializers.IntegerField(default=50, min_value=0, error_messages={"min_value": "--min-n must be 0 or more"},
+                                     help_text="annotators with this many pairs or fewer are left out")
+
+
+def pairwise_output(result: dict, params: dict) -> dict:
+    keys = ["min_n", "annotators", "weighted_mean_mf1", "source", "n_excluded_cases", "n_draft_labels"]
+    keys += ["weighted_mean_mf1_ci"] if params.get("ci") else []
+    keys += ["grader"] if params.get("grader") else []
+    keys += ["by_tag", "by_theme"] if params.get("by") else []
+    return {key: result[key] for key in keys}
+
+
+PAIRWISE_AGREEMENT = register(Report(
+    key="pairwise_agreement", title="Pairwise rater agreement",
+    help="Each annotator against every other (pairs pooled), and a grader's percentile among them.",
+    params=PairwiseParams, compute=pairwise_compute, output=pairwise_output,
+))

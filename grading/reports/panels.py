@@ -25,7 +25,7 @@ def panel_summary(*, inputs: ReportInputs, source, ci: bool = False) -> dict | N
     """None for anything but a panel. With ``ci``, the mean agreement's bootstrap 95% interval
     resampling cases (``mean_agreement_ci``)."""
     judge = source.obj
-    if source.kind != "judge" or judge is None or judge.backend != "panel":
+    if source.kind != "judge" or judge is None or not judge.kind.votes_over_members:
         return None
     own = inputs.for_source(source)
     members = panel_members(judge=judge)
@@ -33,9 +33,9 @@ def panel_summary(*, inputs: ReportInputs, source, ci: bool = False) -> dict | N
     frame = frame[frame["response_id"].isin(own.responses.index)]
     criteria = own.criteria
     votes = frame.rename(columns={"judge": "member"}).assign(kind=frame["criterion_id"].map(criteria["kind"]))
-    settings = judge.settings or {}
-    mean, n, items = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.get("vote", "majority"),
-                                             weights=settings.get("weights"), per_item=True)
+    settings = judge.typed_settings
+    mean, n, items = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.vote,
+                                             weights=settings.weights or None, per_item=True)
     project_wide = criteria["case_id"].isna()
     group = votes["criterion_id"].map(lambda c: str(criteria.at[c, "criterion_external_id"]) if project_wide[c]
                                       else f"(case criteria, {criteria.at[c, 'kind']})")
@@ -48,6 +48,6 @@ def panel_summary(*, inputs: ReportInputs, source, ci: bool = False) -> dict | N
         cases = items["response_id"].map(own.responses["case_id"]).to_numpy()
         interval["mean_agreement_ci"] = interval_pair(
             metrics.case_bootstrap_mean_ci(items["agreement"].to_numpy(dtype=float), cases) if len(items) else None)
-    return {"members": [m.name for m in members], "vote": settings.get("vote", "majority"),
+    return {"members": [m.name for m in members], "vote": settings.vote,
             "mean_agreement": as_number(mean), "n_items": n, **interval,
             "votes_by_criterion": {key: dict(sorted(counts.items())) for key, counts in sorted(distributions.items())}}

@@ -11,9 +11,11 @@ at least two raters can be paired, so only they are counted in ``n_units``.
 import numpy as np
 import pandas as pd
 
+from annotation.vocabulary import CANNOT_ASSESS
 from grading import metrics, selectors
 
 from .inputs import ReportInputs, as_number, interval_pair
+from .registry import Params, Report, SourceField, choice, register
 
 LEVELS = ("nominal", "ordinal", "interval")
 
@@ -26,7 +28,7 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal",
     rows = selectors.source_raters(source=source, responses=own.responses, criteria=own.criteria)
     kind = rows["criterion_id"].map(own.criteria["kind"])
     na = rows["criterion_id"].map(own.criteria["na_labels"])
-    usable = (rows["verdict"] != "cannot_assess") & ~pd.Series(
+    usable = (rows["verdict"] != CANNOT_ASSESS) & ~pd.Series(
         [o is not None and o in labels for o, labels in zip(rows["option"], na)], index=rows.index, dtype=bool
     )
     if level == "nominal":
@@ -56,3 +58,15 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal",
         interval = metrics.krippendorff_alpha_ci(matrix, unit_cases.astype(str), level=level)
         out["alpha_ci"] = interval_pair(interval)
     return out
+
+
+class ReliabilityParams(Params):
+    source = SourceField()
+    level = choice(LEVELS, what="level", default="nominal")
+
+
+RELIABILITY = register(Report(
+    key="reliability", title="Reliability within a source",
+    help="Krippendorff's alpha among the raters of a cohort, the samples of a judge or the members of a panel.",
+    params=ReliabilityParams, compute=reliability_compute,
+))

@@ -23,16 +23,18 @@ import numpy as np
 import pandas as pd
 
 from grading import metrics
+from grading.sources import project_sources, source_parse
 
 from .agreement import aligned_decisions, binary_pairs
-from .inputs import ReportInputs, as_number, interval_pair
+from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
+from .registry import Flag, Page, Params, Report, SourceField, choice, register
 
 BY = ("criterion", "tag", "model")
 MIN_FOR_STATS = 2
 
 
 def _binary(a: np.ndarray, b: np.ndarray) -> dict:
-    from sklearn.metrics import precision_recall_fscore_support
+    from sklearn.metrics import precision_recall_fscore_support  # lazy: scikit-learn loads on first use, not at start-up
 
     out = {"n": int(len(a))}
     if not len(a):
@@ -104,8 +106,8 @@ class _OrdinalPairs:
 
 
 def _ordinal(pairs: _OrdinalPairs, rows: np.ndarray) -> dict:
-    from scipy import stats
-    from sklearn.metrics import cohen_kappa_score
+    from scipy import stats  # lazy: SciPy loads on first use, not at start-up
+    from sklearn.metrics import cohen_kappa_score  # lazy: scikit-learn loads on first use, not at start-up
 
     out = {"n_ordinal": int(len(rows))}
     keys = ("qwk", "linear_wk", "spearman", "pearson", "mean_difference", "emd", "ks_statistic", "ks_pvalue")
@@ -213,3 +215,64 @@ def reliability_report_compute(*, inputs: ReportInputs, a, b, by: str | None = N
 COLUMNS = ("n", "accuracy", "precision_met", "recall_met", "f1_met", "precision_not_met", "recall_not_met", "f1_not_met",
            "mf1", "cohen_kappa", "n_ordinal", "qwk", "linear_wk", "spearman", "pearson", "mean_difference", "emd",
            "ks_statistic", "ks_pvalue", "scale")
+
+
+# --- the page -------------------------------------------------------------------------------
+
+# The figures that carry a bootstrap interval when asked (``reliability_report_compute``).
+INTERVALS = ("accuracy", "mean_difference")
+
+
+def reliability_page(*, project, a: str | None = None, b: str | None = None, by: str = "criterion",
+                     ci: bool = False) -> dict:
+    """The reliability page: two sources (default: the first two cohorts, else a cohort and the
+    first judge), pooled and per group, as one table; with ``ci``, the 95% intervals of accuracy and
+    of the mean difference B − A each in a column beside its figure."""
+    sources = project_sources(project=project)
+    ordered = [s.spec for s in sources["cohorts"] + sources["judges"]]
+    choices = [*ordered, "gold"]
+    a = a or (ordered[0] if ordered else None)
+    b = b or next((s for s in ordered if s != a), None)
+    page = {"sources": choices, "a": a, "b": b, "by": by, "groupings": list(BY), "ci": ci}
+    if a is None or b is None:
+        return {**page, "tables": {}}
+    result = RELIABILITY_REPORT.run(project=project, a=source_parse(text=a, project=project),
+                                    b=source_parse(text=b, project=project), by=by, ci=ci)
+    columns = []  # (header, key of the group's figures, whether the figure is an interval)
+    for name in COLUMNS:
+        columns.append((name, name, False))
+        if ci and name in INTERVALS:
+            columns.append((f"{name} 95% CI", f"{name}_ci", True))
+
+    def row(key: str, figures: dict) -> list:
+        return [key, *[interval_text(figures.get(k)) if interval else figures.get(k) for _, k, interval in columns]]
+
+    rows = [row("(pooled)", result["pooled"]), *[row(key, group) for key, group in result["groups"].items()]]
+    return {**page, "pooled": result["pooled"],
+            "tables": {"reliability": report_table([by, *[header for header, _, _ in columns]], rows)}}
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+class ReliabilityReportParams(Params):
+    a = SourceField(help_text="reference source, e.g. cohort:NAME")
+    b = SourceField(help_text="compared source, e.g. judge:NAME")
+    by = choice(BY, what="grouping", required=False, allow_null=True, default=None)
+
+
+class ReliabilityPageParams(Params):
+    a = SourceField(spec=True, required=False, allow_null=True, default=None)
+    b = SourceField(spec=True, required=False, allow_null=True, default=None)
+    by = choice(BY, what="grouping", default="criterion")
+    ci = Flag()
+
+
+RELIABILITY_REPORT = register(Report(
+    key="reliability_report", title="Reliability",
+    help="Agreement of two sources per criterion, tag or model: binary and ordinal figures (scikit-learn, scipy).",
+    params=ReliabilityReportParams, compute=reliability_report_compute,
+    output=lambda result, params: {key: result[key] for key in (
+        "a", "b", "by", "pooled", "groups", "n_excluded_cases", "n_draft_labels")},
+    page=Page(key="reliability", params=ReliabilityPageParams, build=reliability_page,
+              template="grading/reports/reliability.html", position=70),
+))

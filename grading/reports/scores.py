@@ -7,11 +7,14 @@ value and are handled by the cannot-assess strategy of ``metrics.score_responses
 """
 import numpy as np
 import pandas as pd
+from rest_framework import serializers
 
 from annotation.models import Response
 from grading import metrics
+from grading.sources import project_sources, source_parse
 
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
+from .registry import Flag, Page, Params, Report, SourceField, StrategyField, choice, register
 
 
 def decision_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
@@ -117,15 +120,11 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
                 length_unit: str = "words", ci: bool = False) -> dict:
     """The scores page: each model's mean weighted score and each response's score under a source,
     with the cannot-assess strategy and, when given, the length penalty."""
-    from grading.sources import project_sources
-
-    from . import services
-
     sources = project_sources(project=project)
     choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
     source = source or choices[0]
-    result = services.scores_report(project=project, source=source, strategy=strategy, length_penalty=length_penalty,
-                                    length_unit=length_unit, ci=ci)
+    result = SCORES.run(project=project, source=source_parse(text=source, project=project), strategy=strategy,
+                        penalty=penalty_parse(length_penalty, length_unit), ci=ci)
     inputs = ReportInputs(project)
     by_external = inputs.responses.reset_index().set_index("external_id")
     rows = [[ext, str(by_external.at[ext, "model"]) if ext in by_external.index else "",
@@ -140,3 +139,50 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
             }}
 
 
+# --- the declaration ------------------------------------------------------------------------
+
+def _penalty_checked(attrs: dict) -> None:
+    try:
+        penalty_parse(attrs.get("length_penalty"), attrs.get("length_unit") or "words")
+    except ValueError as exc:
+        raise serializers.ValidationError({"length_penalty": str(exc)}) from exc
+
+
+class ScoresParams(Params):
+    source = SourceField()
+    cannot_assess = StrategyField(source="strategy", default="skip", help_text="skip | zero | partial | fail (default skip)")
+    length_penalty = serializers.CharField(
+        required=False, allow_null=True, default=None, style={"metavar": "FREE,CAP,PENALTY[,EXPONENT]"},
+        help_text="Autorubric's length penalty: 0 up to FREE, PENALTY at CAP and beyond (exponent 1)")
+    length_unit = choice(UNITS, what="length unit", default="words")
+
+    def validate(self, attrs):  # the penalty rule, parsed once
+        _penalty_checked(attrs)
+        return {**{k: v for k, v in attrs.items() if k not in ("length_penalty", "length_unit")},
+                "penalty": penalty_parse(attrs.get("length_penalty"), attrs["length_unit"])}
+
+
+class ScoresPageParams(Params):
+    source = SourceField(spec=True, required=False, allow_null=True, default=None)
+    strategy = StrategyField(default="skip")
+    length_penalty = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None)
+    length_unit = choice(UNITS, what="length unit", default="words")
+    ci = Flag()
+
+    def validate(self, attrs):
+        attrs["length_penalty"] = (attrs.get("length_penalty") or "").strip() or None
+        _penalty_checked(attrs)
+        return attrs
+
+
+def scores_output(result: dict, params: dict) -> dict:
+    return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty")
+            if key in result}
+
+
+SCORES = register(Report(
+    key="scores", title="Scores",
+    help="Weighted rubric score per response under one source.",
+    params=ScoresParams, compute=scores_compute, output=scores_output, inputs_from="source",
+    page=Page(params=ScoresPageParams, build=scores_page, template="grading/reports/scores.html", position=80),
+))

@@ -15,6 +15,7 @@ from grading.selectors import judge_sample_outputs
 
 from ..models import Judge
 from .inputs import ReportInputs, as_number, interval_pair
+from .registry import Params, Report, SourceField, register
 from .scores import decision_values
 
 KINDS = ("binary", "ordinal", "nominal")
@@ -65,7 +66,7 @@ def _mu_intervals(rows: pd.DataFrame, inputs: ReportInputs) -> dict:
 def stability_compute(*, inputs: ReportInputs, judge: Judge, ci: bool = False) -> dict:
     """With ``ci``, each cell's μ and each kind's mean sd carry a bootstrap 95% interval resampling
     cases (``mu_ci``, ``mean_sd_ci``)."""
-    if judge.backend == "panel":
+    if judge.kind.votes_over_members:
         raise ValueError(f"judge {judge.name!r} is a panel: its members' samples are the Monte Carlo runs; ask for one of them")
     rows = sample_values(inputs=inputs, judge=judge)
     cells = metrics.monte_carlo_groups(rows, keys=["target", "criterion_id"]) if len(rows) else pd.DataFrame(
@@ -88,3 +89,22 @@ def stability_compute(*, inputs: ReportInputs, judge: Judge, ci: bool = False) -
         "by_kind": kinds,
         "mean_sd_by_kind": {kind: figures["mean_sd"] for kind, figures in kinds.items()},
     }
+
+
+class JudgeNameField(SourceField):
+    """A judge by its name (``--judge NAME``), parsed into its source."""
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(f"judge:{data}")
+
+
+class StabilityParams(Params):
+    judge = JudgeNameField(help_text="the judge's name (not a panel)")
+
+
+STABILITY = register(Report(
+    key="stability", title="Monte Carlo stability",
+    help="Monte Carlo stability of one judge: μ ± σ per (target, criterion), mean σ per criterion kind.",
+    params=StabilityParams,
+    compute=lambda *, inputs, judge, ci=False: stability_compute(inputs=inputs, judge=judge.obj, ci=ci),
+))

@@ -1,6 +1,6 @@
 """Celery task of the report pages: compute one page's result in a worker and cache it,
 so a page over a large project never computes inside the web request. Thin: it takes
-ids, loads the project and calls one service."""
+ids, loads the project and calls the page's builder (``registry.Page.build``)."""
 import logging
 
 from celery import shared_task
@@ -8,7 +8,9 @@ from celery import shared_task
 from annotation.models import Project
 
 from .cache import report_cached, report_key, report_store_failure
-from .pages import report_page_compute
+from .inputs import ReportInputs
+from .registry import page_get
+from .subset import model_subset, subset_parse, subset_summary
 
 logger = logging.getLogger(__name__)
 
@@ -16,6 +18,22 @@ logger = logging.getLogger(__name__)
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
+    """One page's result, with how many cases quality control left out of it; under the page's
+    model subset (``params["subset"]``, see ``subset``) when it has one, and saying so."""
+    build = page_get(page).page.build
+    params = dict(params)
+    wanted = params.pop("subset", None)
+    subset = subset_parse(wanted["models"], wanted["exclude_models"]) if wanted else None
+    with model_subset(subset):
+        result = build(project=project, **params)
+        inputs = ReportInputs(project)
+        extra = {"n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
+        if subset is not None:
+            extra["model_subset"] = subset_summary(subset, inputs.all_models)
+    return {**result, **extra}
 
 
 def page_result(*, project: Project, page: str, params: dict) -> dict:

@@ -22,8 +22,11 @@ from annotation.models import Response
 from grading import metrics
 from grading.judges.parsing import evidence_valid_quotes
 from grading.selectors import evidence_rows, judge_sample_outputs, panel_members
+from grading.sources import project_sources, source_parse
 
+from . import charts
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
+from .registry import Flag, Page, Params, Report, SourceField, register
 from .scores import decision_values
 
 
@@ -82,7 +85,7 @@ def source_trait_scores(*, inputs: ReportInputs, source, traits: Traits) -> dict
     """(response pk, trait pk) → the source's trait score."""
     ids = traits.criterion_ids()
     judge = source.obj if source.kind == "judge" else None
-    if judge is not None and judge.backend != "panel":
+    if judge is not None and not judge.kind.votes_over_members:
         outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria)
         outputs = outputs[outputs["criterion_id"].isin(ids)]
         quotes = evidence_rows(project=inputs.project, criterion_ids=ids, judges=[judge])
@@ -111,7 +114,7 @@ def source_trait_scores(*, inputs: ReportInputs, source, traits: Traits) -> dict
 
 
 def _qwk(a: list[int], b: list[int], lo: float, hi: float) -> float | None:
-    from sklearn.metrics import cohen_kappa_score
+    from sklearn.metrics import cohen_kappa_score  # lazy: scikit-learn loads on first use, not at start-up
 
     if len(a) < 2 or len(set(a) | set(b)) < 2:
         return None
@@ -167,26 +170,24 @@ def traits_page(*, project, source: str | None = None, reference: str | None = N
     """The traits page: each response's trait score under a source and a reference, QWK (with
     ``ci``, its bootstrap 95% interval resampling cases) and the score distributions per trait.
     Defaults: the first compiled judge (else the first judge) against the first cohort."""
-    from grading.sources import project_sources
-
-    from . import services
-
     inputs = ReportInputs(project)
     traits = Traits(inputs)
     sources = project_sources(project=project)
     choices = [s.spec for s in sources["cohorts"] + sources["judges"]] + ["gold"]
     if not traits.items:
         return {"traits": [], "sources": choices, "source": None, "reference": None, "tables": {}}
-    judges = [j for j in sources["judges"] if j.obj.backend != "panel"]
-    compiled = [j for j in judges if (j.obj.settings or {}).get("compiled")]
+    judges = [j for j in sources["judges"] if not j.obj.kind.votes_over_members]
+    compiled = [j for j in judges if j.obj.typed_settings.compiled]
     source = source or next((j.spec for j in compiled + judges), None) or (sources["cohorts"][0].spec if sources["cohorts"] else "gold")
     if reference == "none":
         reference = None
     else:
         reference = reference or next((c.spec for c in sources["cohorts"] if c.spec != source), None)
-    mine = services.trait_scores_report(project=project, source=source, reference=reference, inputs=inputs,
-                                        ci=ci and reference is not None)
-    theirs = services.trait_scores_report(project=project, source=reference, inputs=inputs) if reference else {"responses": {}}
+    parsed = {spec: source_parse(text=spec, project=project) for spec in (source, reference) if spec}
+    mine = TRAIT_SCORES.run(project=project, source=parsed[source], reference=parsed.get(reference), inputs=inputs,
+                            ci=ci and reference is not None)
+    theirs = (TRAIT_SCORES.run(project=project, source=parsed[reference], reference=None, inputs=inputs) if reference
+              else {"responses": {}})
     rows, distributions = [], {}
     for trait, info in mine["traits"].items():
         scale = list(range(int(np.ceil(info["lo"])), int(np.floor(info["hi"])) + 1))
@@ -211,3 +212,53 @@ def traits_page(*, project, source: str | None = None, reference: str | None = N
             "scores": {"columns": ["response", "trait", source, reference or "reference"], "rows": rows},
         },
     }
+
+
+def traits_charts(result: dict, project) -> dict:
+    out = {}
+    for trait, dist in (result.get("distributions") or {}).items():
+        n_a, n_b = sum(dist["source"]) or 1, sum(dist["reference"]) or 1
+        series = [(result["source"], [c / n_a for c in dist["source"]])]
+        if result.get("reference"):
+            series.append((result["reference"], [c / n_b for c in dist["reference"]]))
+        out[trait] = charts.bar_chart(
+            title=f"Trait {trait}: share of responses per score (n = {sum(dist['source'])} and {sum(dist['reference'])})",
+            labels=[str(v) for v in dist["scale"]], series=series,
+        )
+    return out
+
+
+# --- the declaration ------------------------------------------------------------------------
+
+class TraitScoresParams(Params):
+    source = SourceField(help_text="cohort:NAME, judge:NAME or gold")
+    reference = SourceField(required=False, allow_null=True, default=None, help_text="a second source: adds QWK per trait")
+
+
+class TraitsPageParams(Params):
+    source = SourceField(spec=True, required=False, allow_null=True, default=None)
+    reference = SourceField(spec=True, required=False, allow_null=True, default=None)
+    ci = Flag()
+
+    def to_internal_value(self, data):  # "none": no reference asked for (the default is the first cohort)
+        if data.get("reference") != "none":
+            return super().to_internal_value(data)
+        data = data.copy()
+        data.pop("reference")
+        return {**super().to_internal_value(data), "reference": "none"}
+
+
+def trait_scores_output(result: dict, params: dict) -> dict:
+    keys = ("responses", "traits", "source", "n_excluded_cases", "n_draft_labels")
+    keys += (("qwk", "reference") if params.get("reference") else ())
+    keys += ("qwk_ci",) if params.get("reference") and params.get("ci") else ()
+    return {key: result[key] for key in keys}
+
+
+TRAIT_SCORES = register(Report(
+    key="trait_scores", title="Traits",
+    help="Trait scores (RULERS compiled rubrics) per response, and QWK per trait against a reference.",
+    params=TraitScoresParams, compute=trait_scores_compute, output=trait_scores_output,
+    page=Page(key="traits", params=TraitsPageParams, build=traits_page, template="grading/reports/traits.html",
+              charts=traits_charts, position=60),
+))

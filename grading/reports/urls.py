@@ -1,16 +1,15 @@
-"""URLs of the report pages, under ``projects/<slug>/reports/`` (see ``grading.urls``)."""
+"""URLs of the report pages, under ``projects/<slug>/reports/`` (see ``grading.urls``): the index and
+one route per page the registry declares, named ``report-<page>``, read from the registry each
+time the routes are read, so a report registered later (a test's) is routed as well."""
 from django.urls import path
 
 from . import views
+from .registry import RegistryRoutes, pages
 
-urlpatterns = [
-    path("", views.report_index, name="report-index"),
-    path("agreement/", views.agreement_report_page, name="report-agreement"),
-    path("coverage/", views.coverage_report_page, name="report-coverage"),
-    path("judges/", views.judges_report_page, name="report-judges"),
-    path("bias/", views.bias_report_page, name="report-bias"),
-    path("calibration/", views.calibration_report_page, name="report-calibration"),
-    path("traits/", views.traits_report_page, name="report-traits"),
-    path("reliability/", views.reliability_report_page, name="report-reliability"),
-    path("scores/", views.scores_report_page, name="report-scores"),
-]
+
+def _routes() -> list:
+    return [path("", views.report_index, name="report-index"),
+            *[path(f"{key}/", views.report_page, {"page": key}, name=f"report-{key}") for key, _ in pages()]]
+
+
+urlpatterns = RegistryRoutes(_routes)

@@ -30,7 +30,7 @@ from ..metrics.decisions import (
     samples_decide,
 )
 from ..models import Adjudication, Judge, Judgment
-from .frames import applicable_pairs, fetch_frame
+from .frames import applicable_pairs, criterion_frame, fetch_frame, response_frame
 
 ITEM = ["response_id", "criterion_id"]
 COLUMNS = [*ITEM, *DECISION_COLUMNS]
@@ -324,8 +324,6 @@ def source_decision_records(*, source, response_external_id: str | None = None,
     """A source's decisions as plain records with external ids, in project order (response
     position, then criterion position): what the researcher API lists. Restricting to one
     response loads only that response's rows."""
-    from .frames import criterion_frame, response_frame
-
     project = source.project
     responses, criteria = response_frame(project=project), criterion_frame(project=project)
     response_ids = None

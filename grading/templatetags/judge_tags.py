@@ -11,8 +11,8 @@ register = template.Library()
 
 @register.simple_tag(takes_context=True)
 def project_judges(context, project):
-    from grading.judges.forms import RunStartForm
-    from grading.judges.selectors import judge_section_data
+    from grading.judges.forms import RunStartForm  # lazy: the judges' forms and selectors (pandas) load with the judges section
+    from grading.judges.selectors import judge_section_data  # lazy: the judges' forms and selectors (pandas) load with the judges section
 
     request = context.get("request")
     if request is None or not user_may(project=project, user=request.user, action="manage"):

@@ -7,19 +7,16 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.access import projects_for
-from grading.reports.pages import PAGE_LABELS
+from grading.reports.registry import page_title, pages
 
 register = template.Library()
-
-PAGES = list(PAGE_LABELS.items())
 
 
 @register.simple_tag
 def report_links(project):
-    """Links to every report page of ``project``, separated by dots."""
-    return format_html_join(
-        " · ", '<a href="{}">{}</a>', ((reverse(f"report-{page}", args=[project.slug]), label) for page, label in PAGES)
-    )
+    """Links to every report page of ``project`` (the registry's report menu), separated by dots."""
+    index = reverse("report-index", args=[project.slug])
+    return format_html_join(" · ", '<a href="{}">{}</a>', ((f"{index}{key}/", page_title(report)) for key, report in pages()))
 
 
 @register.simple_tag

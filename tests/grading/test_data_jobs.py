@@ -14,9 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from annotation.models import CaseQuality, Criterion, Label, Project, Response
 from grading.adjudication.services import adjudication_record
 from grading.models import Adjudication, AdjudicationHistory, DataJob
-from grading.reports.services import agreement_report, coverage_report, scores_report
+from grading.reports.agreement import AGREEMENT
+from grading.reports.coverage import COVERAGE
+from grading.reports.scores import SCORES
 from tests.bundles import bundle_parts, write_bundle
 from tests.roles import grant
+
+agreement_report, coverage_report, scores_report = AGREEMENT.answer, COVERAGE.answer, SCORES.answer
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

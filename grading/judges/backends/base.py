@@ -129,7 +129,7 @@ class JudgeBackend:
 
     def parse(self, call, text: str) -> list:
         """The (criterion call, outcome) pairs one answer text makes."""
-        from ..parsing import output_parse  # here: parsing loads the decision rules, not needed to list backends
+        from ..parsing import output_parse  # lazy: parsing loads the decision rules, not needed to list backends
 
         return [(call, output_parse(text=text, kind=call.item.kind, options=call.item.options))]
 

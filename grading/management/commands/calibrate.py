@@ -1,8 +1,8 @@
 """``manage.py calibrate --project SLUG --source judge:NAME --reference SOURCE [--criterion ID]
 [--calibration-size N] [--seed S]``: RULERS score calibration of a judge (SPEC §3, §5; issue 13):
 fitted on a seeded split, applied to the other items and stored as ``judge:NAME@calibrated``."""
+from grading.calibration_write import judge_calibrate
 from grading.reports.cli import ReportCommand
-from grading.reports.services import calibrate_run
 
 KEYS = ("n_calibration", "n_holdout", "qwk_before", "qwk_after", "method", "source", "reference", "criterion", "seed",
         "levels", "distributions", "n_excluded_cases", "n_draft_labels")
@@ -22,7 +22,7 @@ class Command(ReportCommand):
         parser.add_argument("--seed", type=int, default=0)
 
     def run(self, **options) -> dict:
-        result = calibrate_run(project=options["project"], source=options["source"], reference=options["reference"],
-                               criterion=options["criterion"], calibration_size=options["calibration_size"],
-                               seed=options["seed"], ci=options["ci"])
+        result = judge_calibrate(project=options["project"], source=options["source"], reference=options["reference"],
+                                 criterion=options["criterion"], calibration_size=options["calibration_size"],
+                                 seed=options["seed"], ci=options["ci"])
         return {key: result[key] for key in KEYS + (("qwk_before_ci", "qwk_after_ci") if options["ci"] else ())}

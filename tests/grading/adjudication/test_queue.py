@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import CaseQuality, Criterion, Response
-from grading.adjudication.queue import adjudication_queue, queue_json
 from grading.adjudication.services import adjudication_record
+from grading.reports.adjudication_queue import adjudication_queue, queue_json
 
 M = "met"
 

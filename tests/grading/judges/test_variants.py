@@ -52,7 +52,7 @@ def run(*args):
 
 
 def test_a_judge_runs_on_reversed_and_paraphrased_rubrics_as_its_own_judge(db, tmp_path, chat_server):
-    from grading.reports.pages import judges_page
+    from grading.reports.judges import judges_page
 
     bundle_import(path=write_bundle(tmp_path / "varied", with_variants()))
     project = Project.objects.get(slug="mini")

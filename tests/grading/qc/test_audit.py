@@ -5,8 +5,10 @@ from django.core.exceptions import ValidationError
 
 from annotation.models import AuditEvent, Case, CaseQuality
 from grading.qc import qc_audit_record, qc_audit_sample, qc_counts, qc_screen
-from grading.reports.services import coverage_report
+from grading.reports.coverage import COVERAGE
 from tests.grading.qc.conftest import SCREENING
+
+coverage_report = COVERAGE.answer
 
 ORDER = ["q4", "q1", "q2", "q3", "q5", "q6"]
 

@@ -5,8 +5,11 @@ from django.core.exceptions import ValidationError
 
 from annotation.models import AuditEvent, CaseQuality
 from grading.qc import qc_reinstate, qc_screen
-from grading.reports.services import agreement_report, coverage_report
+from grading.reports.agreement import AGREEMENT
+from grading.reports.coverage import COVERAGE
 from tests.grading.qc.conftest import SCREENING
+
+agreement_report, coverage_report = AGREEMENT.answer, COVERAGE.answer
 
 
 def quality(project) -> dict:

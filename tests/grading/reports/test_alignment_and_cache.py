@@ -1,15 +1,25 @@
 """Agreement across two separate imports of the same study (aligned by model and
 normalized texts, SPEC §3), and report caching that goes stale by itself when a label or
 a judgment changes."""
+from dataclasses import replace
+
 import pytest
 
 from annotation.models import Label
 from annotation.services import label_save
 from grading.bundles import bundle_import
 from grading.models import Judgment
-from grading.reports import agreement as agreement_module
-from grading.reports.services import agreement_report, coverage_report
+from grading.reports import registry
+from grading.reports.agreement import AGREEMENT
+from grading.reports.coverage import COVERAGE
 from tests.bundles import bundle_parts, write_bundle
+
+
+def agreement_report(**data) -> dict:
+    return registry.report_get("agreement").answer(**data)
+
+
+coverage_report = COVERAGE.answer
 
 
 def copy_of_group_2(tmp_path, *, extra_response: bool = False):
@@ -61,8 +71,8 @@ def test_unpaired_rows_are_counted(mini_project, tmp_path):
 
 def test_result_is_cached_until_a_label_changes(mini_project, monkeypatch):
     calls = []
-    real = agreement_module.agreement_compute
-    monkeypatch.setattr(agreement_module, "agreement_compute", lambda **kw: calls.append(1) or real(**kw))
+    real = AGREEMENT.compute
+    monkeypatch.setitem(registry._REPORTS, "agreement", replace(AGREEMENT, compute=lambda **kw: calls.append(1) or real(**kw)))
     first = agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")
     again = agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")
     assert len(calls) == 1 and again == first

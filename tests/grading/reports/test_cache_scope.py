@@ -3,6 +3,7 @@ reports in place (the fingerprint reads only the project's own tables), while th
 own label edits, admin edits and settings make a new key. A report whose computation fails
 shows its error on the page, with a retry, instead of polling."""
 import logging
+from dataclasses import replace
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -10,12 +11,15 @@ from django.contrib.auth import get_user_model
 from annotation.models import Cohort, Criterion, Label, Project, Response
 from annotation.services import label_save
 from grading.bundles import bundle_import
-from grading.reports import pages
+from grading.reports import registry
 from grading.reports.cache import report_key
-from grading.reports.services import agreement_report
 from grading.selectors import project_fingerprint
 from tests.bundles import bundle_parts, write_bundle
 from tests.roles import grant
+
+
+def agreement_report(**data) -> dict:
+    return registry.report_get("agreement").answer(**data)
 
 
 @pytest.fixture
@@ -42,12 +46,11 @@ def test_a_label_saved_in_one_project_leaves_the_others_reports_cached(two_proje
     assert project_fingerprint(project=mini) != prints["mini"]
 
     # The other project's report is read from the cache: computing it again would fail loudly.
-    from grading.reports import agreement as agreement_module
-
     def must_not_compute(**kwargs):
         raise AssertionError("recomputed although nothing of this project changed")
 
-    monkeypatch.setattr(agreement_module, "agreement_compute", must_not_compute)
+    agreement = registry.report_get("agreement")
+    monkeypatch.setitem(registry._REPORTS, "agreement", replace(agreement, compute=must_not_compute))
     assert agreement_report(project="other", a="cohort:group-1", b="cohort:group-2") == before
     with pytest.raises(AssertionError, match="recomputed"):
         agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")
@@ -85,7 +88,8 @@ def test_a_report_that_raises_shows_its_error_and_can_be_retried(mini_project, c
     def broken(**kwargs):
         raise RuntimeError("the disk is full\nsecond line of detail")
 
-    monkeypatch.setitem(pages.PAGE_FUNCTIONS, "agreement", broken)
+    agreement = registry.report_get("agreement")
+    monkeypatch.setitem(registry._REPORTS, "agreement", replace(agreement, page=replace(agreement.page, build=broken)))
     with caplog.at_level(logging.ERROR, logger="grading.reports.tasks"):
         html = client.get("/projects/mini/reports/agreement/").content.decode()
     assert 'id="report-error"' in html and "RuntimeError: the disk is full" in html and "second line" not in html
@@ -93,7 +97,7 @@ def test_a_report_that_raises_shows_its_error_and_can_be_retried(mini_project, c
     assert [r.levelname for r in caplog.records if "report page 'agreement'" in r.getMessage()] == ["ERROR"]
     assert caplog.records[-1].exc_info is not None  # the traceback is in the log, not on the page
 
-    monkeypatch.setitem(pages.PAGE_FUNCTIONS, "agreement", pages.agreement_page)
+    monkeypatch.setitem(registry._REPORTS, "agreement", agreement)
     assert "the disk is full" in client.get("/projects/mini/reports/agreement/").content.decode()  # still the stored failure
     response = client.post("/projects/mini/reports/agreement/", {"retry": "1"})
     assert response.status_code == 302 and response["Location"] == "/projects/mini/reports/agreement/"

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from grading.reports.pages import report_page_compute
+from grading.reports.tasks import report_page_compute
 
 REPORT_COMMANDS = [
     ("agreement", "--a", "cohort:group-1", "--b", "cohort:group-2"),

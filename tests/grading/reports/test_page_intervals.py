@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from annotation.models import Project
 from grading.bundles import bundle_import
-from grading.reports import services
+from grading.reports.bias import BIAS_MATRIX
+from grading.reports.reliability_report import RELIABILITY_REPORT
 from tests.grading.reports.test_intervals import HUMAN, JUDGE, by_hand, two_criteria_bundle
 from tests.roles import grant
 
@@ -45,7 +46,7 @@ def test_reliability_page_shows_intervals_beside_accuracy_and_mean_difference(ci
     columns = table["columns"]
     assert columns[columns.index("accuracy") + 1] == "accuracy 95% CI"
     assert columns[columns.index("mean_difference") + 1] == "mean_difference 95% CI"
-    service = services.reliability_ab_report(project="ci", a="cohort:docs", b="judge:j", by="criterion", ci=True)
+    service = RELIABILITY_REPORT.answer(project="ci", a="cohort:docs", b="judge:j", by="criterion", ci=True)
     rows = {row[0]: dict(zip(columns, row)) for row in table["rows"]}
     keys = sorted(HUMAN)
     cases = [c for c, _ in keys]
@@ -76,7 +77,7 @@ def test_bias_page_shows_each_mean_score_beside_its_interval(ci_client):
     assert 'name="ci" value="1" checked' in html and "Mean scores S with 95% intervals" in html
     table = response.context["result"]["tables"]["anonymized_scores"]
     assert table["columns"] == ["judge", "m1", "m1 95% CI", "m2", "m2 95% CI"]
-    service = services.bias_report(project="ci", condition="anonymized", reference="cohort:docs", criterion="grade", ci=True)
+    service = BIAS_MATRIX.answer(project="ci", condition="anonymized", reference="cohort:docs", criterion="grade", ci=True)
     (row,) = table["rows"]
     assert row[1] == service["scores"][0][0] and row[3] == service["scores"][0][1]
     assert row[2] == text(service["scores_ci"][0][0]) and row[4] == text(service["scores_ci"][0][1])

@@ -10,10 +10,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from grading.reports.registry import page_get, pages
 from tests.grading.reports.conftest import add_judgments
 from tests.roles import grant
 
-PAGES = ["agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores"]
+PAGES = [key for key, _ in pages()]  # every page the registry declares
+
+
+def test_the_menu_keeps_its_order():
+    assert PAGES[:8] == ["agreement", "coverage", "judges", "bias", "calibration", "traits", "reliability", "scores"]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -106,14 +111,13 @@ def test_query_count_does_not_grow_with_the_data(staff_client, mini_project, sec
 
 @pytest.mark.parametrize("page", PAGES)
 def test_default_params_are_what_the_views_use(staff_client, mini_project, page):
-    """bench/reports.py and warm-up code compute pages with DEFAULT_PARAMS; the views must
-    read that very cache entry for a URL without a query."""
+    """bench/reports.py and warm-up code compute pages with their declared default parameters; the
+    views must read that very cache entry for a URL without a query."""
     from unittest import mock
 
-    from grading.reports.pages import DEFAULT_PARAMS
     from grading.reports.tasks import page_result
 
-    page_result(project=mini_project, page=page, params=DEFAULT_PARAMS[page])
+    page_result(project=mini_project, page=page, params=page_get(page).page.default_params())
     with mock.patch("grading.reports.views.report_page_task") as task:
         assert staff_client.get(reverse(f"report-{page}", args=["mini"])).status_code == 200
     task.delay.assert_not_called()
@@ -121,7 +125,7 @@ def test_default_params_are_what_the_views_use(staff_client, mini_project, page)
 
 def test_judges_page_monte_carlo_and_robustness_by_hand(mini_project):
     from grading.models import Judge
-    from grading.reports.pages import judges_page
+    from grading.reports.judges import judges_page
 
     judge = Judge.objects.create(project=mini_project, name="mc", model="m", samples=2, temperature=0.7)
     add_judgments(judge, [

@@ -11,21 +11,26 @@ criterion has an adjudication, *open* otherwise. Cases excluded by quality contr
 
 MF1 here is the agreement report's (SPEC §3): cohort B against reference A over binary
 criteria, cannot-assess as not met (the agreement default), a tie as a disagreement.
+
+It is also a report (SPEC §5 ``adjudication_queue``): computed on each request (never cached: it
+changes as items are settled) and read by adjudicators, not viewers.
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from rest_framework import serializers
 
 from annotation.models import Project
 from annotation.vocabulary import UNRESOLVED
+from grading import metrics
 
-from .. import metrics
 from ..models import Adjudication
-from ..reports.agreement import aligned_decisions, binary_pairs
-from ..reports.inputs import ReportInputs
 from ..selectors import ITEM, fetch_frame
 from ..sources import project_sources
+from .agreement import aligned_decisions, binary_pairs
+from .inputs import ReportInputs
+from .registry import Flag, Params, Report, register
 
 STATUSES = ("open", "done", "all")
 FILTERS = ("model", "difficulty", "register", "theme", "specialty", "tag", "status")
@@ -182,3 +187,29 @@ def queue_json(queue: Queue) -> dict:
         "draft_labels": queue.draft_labels,
         "counts": queue.counts,
     }
+
+
+
+class AdjudicationQueueParams(Params):
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None,
+                                       help_text="low-agreement threshold (default: the project's)")
+    all = Flag(help_text="also the items whose disputes are all adjudicated")
+    model = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this model")
+    difficulty = serializers.CharField(required=False, allow_null=True, default=None,
+                                       help_text="only items of this difficulty")
+    register = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this register")
+    theme = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this theme")
+    specialty = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this specialty")
+    tag = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this tag")
+
+
+def adjudication_queue_compute(*, inputs, threshold=None, all=False, **filters) -> dict:
+    return queue_json(adjudication_queue(project=inputs.project, threshold=threshold,
+                                         filters={**filters, "status": "all" if all else "open"}))
+
+
+ADJUDICATION_QUEUE = register(Report(
+    key="adjudication_queue", title="Adjudication queue", help="The adjudication queue of a project, in order.",
+    params=AdjudicationQueueParams, compute=adjudication_queue_compute,
+    intervals=False, subset=False, counted=False, cached=False, action="adjudicate",
+))

@@ -1,0 +1,315 @@
+"""The one place a report is declared (issue 23, point 1).
+
+A report module (``grading/reports/<name>.py``) ends with ``register(Report(...))``: its key,
+title, typed parameters (a DRF serializer: types, choices, defaults and help in one place), its
+compute function, what its command prints and, when it has one, its page (``Page``: the page's
+own parameters, builder, template and charts). Everything else is read from here: the
+management command (``cli.report_command``), the page with its htmx partial and CSV
+(``views.report_page``), the API endpoint and its OpenAPI parameters (``grading.api.reports``),
+the cache key (``Report.run``), the role a reader needs, the report menu and the tests' lists.
+
+Parameters are parsed once, at the edge, by the serializer: a source's text becomes its
+``Source``; bad input is one clear message. Report modules are found by importing every module
+of this package on first use (``_discover``), so nothing here names a report, and Django starts
+without loading pandas.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rest_framework import serializers
+
+from grading.sources import Source, project_get, source_parse
+
+from .cache import report_cached
+from .subset import subset_summary
+
+STRATEGIES = ("skip", "zero", "partial", "fail")
+# Modules of this package that declare no report (imported by discovery all the same, harmlessly).
+NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli"}
+
+
+# --- typed parameters ----------------------------------------------------------------------
+
+class SourceField(serializers.CharField):
+    """A source's text (``cohort:NAME``, ``judge:NAME``, ``gold``, or for a command another
+    project's ``SLUG:cohort:NAME``), parsed into its ``Source`` — or, with ``spec=True`` (a page's
+    parameters, which travel to a Celery task), into its canonical text. The serializer's context
+    holds the ``project`` and ``local_only`` (pages and the API: this project's sources only)."""
+
+    def __init__(self, *, spec: bool = False, **kwargs):
+        self.spec = spec
+        kwargs.setdefault("help_text", "a source: cohort:NAME, judge:NAME or gold")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if not text:
+            return None
+        try:
+            source = source_parse(text=text, project=self.context["project"], local_only=self.context.get("local_only", False))
+        except (ValueError, LookupError) as exc:
+            raise serializers.ValidationError(str(exc).splitlines()[0]) from exc
+        return source.spec if self.spec else source
+
+
+class Flag(serializers.BooleanField):
+    """A switch: true / false (1, yes, on / 0, no, off, or empty)."""
+    default_error_messages = {"invalid": "{input!r} is not true or false"}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("default", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        return False if data == "" else super().to_internal_value(data)
+
+
+class StrategyField(serializers.CharField):
+    """The cannot-assess strategy (SPEC §3), case and spaces forgiven."""
+
+    def to_internal_value(self, data):
+        name = super().to_internal_value(data).strip().lower()
+        if name not in STRATEGIES:
+            raise serializers.ValidationError(
+                f"unknown cannot-assess strategy {data!r}; use one of {', '.join(STRATEGIES)}")
+        return name
+
+
+def choice(choices, *, what: str, **kwargs) -> serializers.ChoiceField:
+    """A choice with the error every report gives: "unknown WHAT 'x'; use a, b or c"."""
+    names = [str(c) for c in choices]
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+    return serializers.ChoiceField(choices=list(choices), error_messages={
+        "invalid_choice": f"unknown {what} '{{input}}'; use {listed}"}, **kwargs)
+
+
+class Params(serializers.Serializer):
+    """The base of every report's and page's parameters."""
+
+
+class NoParams(Params):
+    pass
+
+
+def _first_error(errors) -> str:
+    if isinstance(errors, dict):
+        for value in errors.values():
+            return _first_error(value)
+    if isinstance(errors, list) and errors:
+        return _first_error(errors[0])
+    return str(errors)
+
+
+def params_parse(schema: type[Params], *, project, data: dict, local_only: bool = False) -> dict:
+    """The validated parameters of ``data`` under ``schema``; ValueError with one line when bad."""
+    parsed = schema(data=data, context={"project": project, "local_only": local_only})
+    if not parsed.is_valid():
+        raise ValueError(_first_error(parsed.errors))
+    return dict(parsed.validated_data)
+
+
+def params_errors(schema: type[Params], *, project, data, local_only: bool = True) -> tuple[dict | None, dict | None]:
+    """(validated parameters, None) or (None, DRF's errors by field name)."""
+    parsed = schema(data=data, context={"project": project, "local_only": local_only})
+    if not parsed.is_valid():
+        return None, {name: [str(m) for m in (msgs if isinstance(msgs, list) else [msgs])]
+                      for name, msgs in parsed.errors.items()}
+    return dict(parsed.validated_data), None
+
+
+# --- the declarations -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Page:
+    """A report's page: ``/projects/SLUG/reports/KEY/`` with its htmx partial and CSV of every table.
+
+    ``build(project=..., **params)`` returns plain data with ``tables`` (name → columns, rows);
+    it runs in a Celery task and is cached. ``params`` are the page's query parameters; a value
+    that is false, such as ``ci``, is left out so the default URL keeps one cache entry.
+    ``template`` defaults to the generic one, which shows every table; ``charts(result, project)``
+    returns the page's SVG charts by name."""
+    params: type[Params]
+    build: Callable[..., dict]
+    template: str = "grading/reports/generic.html"
+    charts: Callable | None = None
+    key: str = ""
+    title: str = ""
+    position: int = 100  # place in the report menu
+
+    def parse(self, *, project, data) -> dict:
+        params = params_parse(self.params, project=project, data=data, local_only=True)
+        return {name: value for name, value in params.items() if not (name == "ci" and not value)}
+
+    def default_params(self, *, project=None) -> dict:
+        """The parameters of the page's URL without a query."""
+        return self.parse(project=project, data={})
+
+
+@dataclass(frozen=True)
+class Report:
+    """One report. ``compute(inputs=..., **params)`` returns its whole result (cached under the
+    report's key, its parameters and the fingerprints of the projects it reads); ``output(result,
+    params)`` the JSON its command prints and its API endpoint answers (default: the result).
+    ``inputs_from`` names the source parameter whose project the report reads (a source of another
+    project); ``intervals`` says whether ``ci`` (bootstrap 95% intervals) applies; ``subset``
+    whether ``models`` / ``exclude_models`` do; ``counted`` whether the result says what quality
+    control and drafts left out; ``action`` is the project action a reader needs
+    (``annotation.access``). A report without ``compute`` is a page only."""
+    key: str
+    title: str
+    params: type[Params] = NoParams
+    compute: Callable[..., dict] | None = None
+    output: Callable[[dict, dict], dict] | None = None
+    help: str = ""
+    inputs_from: str | None = None
+    intervals: bool = True
+    subset: bool = True
+    counted: bool = True
+    cached: bool = True
+    action: str = "view"
+    page: Page | None = None
+
+    def parse(self, *, project, data: dict, local_only: bool = False) -> dict:
+        return params_parse(self.params, project=project, data=data, local_only=local_only)
+
+    def run(self, *, project, inputs=None, ci: bool = False, **params) -> dict:
+        """The cached result for validated ``params`` (sources as ``Source``)."""
+        from .inputs import ReportInputs  # lazy: pandas loads on first use, not when Django starts
+
+        project = project_get(slug=project) if isinstance(project, str) else project
+        inputs = inputs or ReportInputs(project)
+        if self.inputs_from and params.get(self.inputs_from) is not None:
+            inputs = inputs.for_source(params[self.inputs_from])
+        extra = {"ci": True} if ci else {}
+
+        def compute() -> dict:
+            result = self.compute(inputs=inputs, **params, **extra)
+            if not self.counted:
+                return result
+            result = {**result, "n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
+            if inputs.subset is not None:
+                result["model_subset"] = subset_summary(inputs.subset, inputs.all_models)
+            return result
+
+        if not self.cached:
+            return compute()
+        sources = [v for v in params.values() if isinstance(v, Source)]
+        projects = {p.pk: p for p in [project, *(s.project for s in sources)]}
+        key_params = {name: (f"{v.project.slug}:{v.spec}" if isinstance(v, Source) else v) for name, v in params.items()}
+        return report_cached(projects=[projects[pk] for pk in sorted(projects)], name=self.key,
+                             params={**key_params, **extra}, compute=compute)
+
+    def answer(self, *, project, inputs=None, ci: bool = False, **data) -> dict:
+        """The result for raw parameters as a command or a caller names them (texts)."""
+        project = project_get(slug=project) if isinstance(project, str) else project
+        params = self.parse(project=project, data=data)
+        return self.run(project=project, inputs=inputs, ci=ci, **params)
+
+    def printed(self, result: dict, params: dict) -> dict:
+        return self.output(result, params) if self.output else result
+
+
+_REPORTS: dict[str, Report] = {}
+_discovered = False
+_version = 0  # changes with every registration: the routes made from the registry are made again
+
+
+def register(report: Report) -> Report:
+    """Add a report; a second one with the same key or page key is an error at import."""
+    if report.key in _REPORTS and _REPORTS[report.key] is not report:
+        raise ValueError(f"a report {report.key!r} is registered already")
+    if report.page is not None:
+        page_key = report.page.key or report.key
+        taken = [r.key for r in _REPORTS.values() if r.page and (r.page.key or r.key) == page_key and r.key != report.key]
+        if taken:
+            raise ValueError(f"report {taken[0]!r} has the page {page_key!r} already")
+    global _version
+    _REPORTS[report.key] = report
+    _version += 1
+    return report
+
+
+def unregister(key: str) -> None:
+    global _version
+    _REPORTS.pop(key, None)
+    _version += 1
+
+
+def _discover() -> None:
+    """Import every module of this package once: each report module registers itself."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    package = importlib.import_module(__package__)
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name not in NOT_REPORTS:
+            importlib.import_module(f"{__package__}.{module.name}")
+
+
+def reports() -> list[Report]:
+    """Every registered report, by key."""
+    _discover()
+    return [_REPORTS[key] for key in sorted(_REPORTS)]
+
+
+def report_get(key: str) -> Report:
+    _discover()
+    if key not in _REPORTS:
+        raise LookupError(f"unknown report {key!r}")
+    return _REPORTS[key]
+
+
+def computed_reports() -> list[Report]:
+    """The reports with a command and an API endpoint."""
+    return [r for r in reports() if r.compute is not None]
+
+
+def page_key(report: Report) -> str:
+    return report.page.key or report.key
+
+
+def pages() -> list[tuple[str, Report]]:
+    """(page key, report) of every report with a page, in menu order."""
+    found = [(page_key(r), r) for r in reports() if r.page is not None]
+    return sorted(found, key=lambda item: (item[1].page.position, item[0]))
+
+
+def page_get(key: str) -> Report:
+    for found, report in pages():
+        if found == key:
+            return report
+    raise LookupError(f"unknown report page {key!r}")
+
+
+def page_title(report: Report) -> str:
+    return report.page.title or report.title
+
+
+class RegistryRoutes:
+    """URL patterns made from the registry (``build()``), made again when a report is registered or
+    unregistered. Django reads an included URLconf's patterns by iterating them on every resolve,
+    so a report registered after the URLconf was loaded is routed too (reversing its route's name
+    needs ``django.urls.clear_url_caches``; links are built from the index URL instead)."""
+
+    def __init__(self, build: Callable[[], list]):
+        self.build = build
+        self._built: tuple[int, list] | None = None
+
+    def _patterns(self) -> list:
+        if self._built is None or self._built[0] != _version:
+            self._built = (_version, self.build())
+        return self._built[1]
+
+    def __iter__(self):
+        return iter(self._patterns())
+
+    def __len__(self) -> int:
+        return len(self._patterns())
+
+    def __getitem__(self, index):
+        return self._patterns()[index]
