@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grading.bundles.errors import BundleError
@@ -40,6 +40,12 @@ class ImportRequest:
     user: object = None
     project: str | None = None  # the slug of the project the data must go into (a project's own import page or API)
     update_settings: bool = False  # apply the file's project settings to an existing project (bundles)
+    judge: str | None = None  # the judge that graded results are imported as (formats that carry judgments)
+    files: dict = field(default_factory=dict)  # further inputs by name ("completions", "grades", "mapping"): Path
+
+    def option_names(self) -> list[str]:
+        """The options this request sets beyond the file itself."""
+        return [*(["judge"] if self.judge else []), *sorted(self.files)]
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,8 @@ class DataFormat:
     project_of: Callable[[Path], str | None] | None = None
     # Export: (project, out_dir) -> {"files": {name: sha256}, "counts": {name: lines}}.
     write: Callable[..., dict] | None = None
+    # The options of an ImportRequest it reads besides the file ("judge", "completions", "grades", "mapping").
+    options: tuple[str, ...] = ()
 
 
 _FORMATS: dict[str, DataFormat] = {}
@@ -130,6 +138,10 @@ def format_import(request: ImportRequest, *, name: str | None = None) -> dict:
     """Import ``request.path`` with the named or recognized format, all or nothing: SPEC §5's counts.
     When the request is for one project and the file names its project, the two must agree."""
     fmt = format_for(request.path, name=name)
+    unread = [option for option in request.option_names() if option not in fmt.options]
+    if unread:
+        raise FormatError(Path(request.path).name, f"the {fmt.title} format takes no {', '.join(unread)} "
+                                                   f"(it takes {', '.join(fmt.options) or 'no further options'})")
     if request.project and fmt.project_of is not None:
         named = fmt.project_of(Path(request.path))
         if named != request.project:

@@ -112,6 +112,27 @@ def test_a_format_that_is_not_declared_is_not_offered(sheet, db):
     assert _counts() == (0, 0, 0)
 
 
+def test_a_format_reads_the_options_it_declares_and_refuses_the_others(sheet_format, sheet, db, tmp_path):
+    seen = []
+    graded = DataFormat(name="graded-sheet", title="Graded sheet", upload_help="a graded sheet (.tsv)", suffixes=(".tsv",),
+                        detect=lambda path: False, options=("judge", "grades"),
+                        read=lambda request: seen.append((request.judge, request.files)) or _read(request))
+    registry.register(graded)
+    try:
+        grades = tmp_path / "grades.jsonl"
+        grades.write_text("{}\n", encoding="utf-8")
+        call_command("import_bundle", str(sheet), "--format", "graded-sheet", "--judge", "grader", "--grades", str(grades))
+        assert seen == [("grader", {"grades": grades})]
+        with pytest.raises(CommandError, match=r"study.tsv: the Cases and responses sheet format takes no judge, grades "
+                                               r"\(it takes no further options\)"):
+            call_command("import_bundle", str(sheet), "--judge", "grader", "--grades", str(grades))
+        with pytest.raises(CommandError, match="the evalsite bundle format takes no mapping"):
+            call_command("import_bundle", str(tmp_path), "--format", "evalsite", "--mapping", str(grades))
+    finally:
+        registry.unregister(graded.name)
+    assert _counts() == (1, 2, 3)  # the one import that was asked right
+
+
 def test_a_bad_line_is_named_and_nothing_is_written(sheet_format, tmp_path, db):
     bad = tmp_path / "bad.tsv"
     bad.write_text(_sheet_text([*ROWS, ["s3", "", "s3-a", "model-a", "text"]]), encoding="utf-8")

@@ -1,6 +1,7 @@
-"""``manage.py import_bundle PATH [--format NAME] [--project SLUG] [--update-settings]``: import a
-file in one of the declared formats (``grading.formats``; recognized from the file when not named)
-into a project, all or nothing (SPEC §4, §5). An evalsite bundle is a directory or .zip; over an
+"""``manage.py import_bundle PATH [--format NAME] [--project SLUG] [--judge NAME] [--completions FILE]
+[--grades FILE] [--mapping FILE] [--update-settings]``: import a file in one of the declared formats
+(``grading.formats``; recognized from the file when not named) into a project, all or nothing
+(SPEC §4, §5); a format says which of the further options it reads and refuses the others. An evalsite bundle is a directory or .zip; over an
 existing project its settings are only compared, and those that differ are reported, unless
 ``--update-settings`` asks for them to be applied (recorded in the project's audit trail)."""
 from pathlib import Path
@@ -20,14 +21,20 @@ class Command(JsonCommand):
                             help="the file's format (recognized from the file when left out)")
         parser.add_argument("--project", default=None,
                             help="the project the data goes into (a file that names another project is refused)")
+        parser.add_argument("--judge", default=None, help="the judge that graded results are imported as (HealthBench --grades)")
+        for name, what in (("completions", "the responses to grade (HealthBench: prompt_id, model, completion)"),
+                           ("grades", "graded results imported as --judge's judgments"),
+                           ("mapping", "a JSON file mapping the file's fields to prompt and response (Label Studio)")):
+            parser.add_argument(f"--{name}", default=None, help=what)
         parser.add_argument(
             "--update-settings", action="store_true",
             help="apply project.json's settings to an existing project, unblinding included (recorded in its history)",
         )
 
     def run(self, **options) -> dict:
+        files = {name: Path(options[name]) for name in ("completions", "grades", "mapping") if options[name]}
         request = ImportRequest(path=Path(options["path"]), project=options["project"],
-                                update_settings=options["update_settings"])
+                                update_settings=options["update_settings"], judge=options["judge"], files=files)
         try:
             return format_import(request, name=options["format"])
         except BundleError as exc:
