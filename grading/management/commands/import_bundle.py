@@ -1,9 +1,10 @@
 """``manage.py import_bundle PATH [--format NAME] [--project SLUG] [--judge NAME] [--completions FILE]
 [--grades FILE] [--mapping FILE] [--update-settings]``: import a file in one of the declared formats
 (``grading.formats``; recognized from the file when not named) into a project, all or nothing
-(SPEC §4, §5); a format says which of the further options it reads and refuses the others. An evalsite bundle is a directory or .zip; over an
-existing project its settings are only compared, and those that differ are reported, unless
-``--update-settings`` asks for them to be applied (recorded in the project's audit trail)."""
+(SPEC §4, §5); a format says which of the further options it reads and refuses the others. An
+evalsite bundle is a directory or .zip; over an existing project its settings are only compared,
+and those that differ are reported, unless ``--update-settings`` asks for them to be applied
+(recorded in the project's audit trail)."""
 from pathlib import Path
 
 from evalsite.cli import JsonCommand
