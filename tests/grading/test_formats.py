@@ -107,7 +107,7 @@ def test_the_command_offers_recognizes_and_imports_a_declared_format(sheet_forma
 def test_a_format_that_is_not_declared_is_not_offered(sheet, db):
     with pytest.raises(CommandError, match="invalid choice: 'casesheet'"):
         call_command("import_bundle", str(sheet), "--format", "casesheet")
-    with pytest.raises(CommandError, match=r"study.tsv: not a file any format here reads \(evalsite bundle \(.zip\)\)"):
+    with pytest.raises(CommandError, match=r"study.tsv: not a file any format here reads \(evalsite bundle \(.zip\)[;)]"):
         call_command("import_bundle", str(sheet))
     assert _counts() == (0, 0, 0)
 
@@ -198,7 +198,7 @@ def test_the_api_takes_a_declared_format_and_documents_it(sheet_format, sheet, s
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     upload = schema["components"]["schemas"]["UploadInputRequest"]["properties"]["format"]
     enums = [schema["components"]["schemas"][one["$ref"].rsplit("/", 1)[1]].get("enum", []) for one in upload["oneOf"]]
-    assert ["casesheet", "evalsite"] in enums
+    assert "casesheet" in registry.format_names(reading=True) and registry.format_names(reading=True) in enums
 
 
 def test_the_evalsite_bundle_is_a_declared_format_both_ways(db, tmp_path, capsys):
