@@ -93,6 +93,7 @@ REPORT_QUERIES = {
     "agreement": cohort_and_gold, "reliability_report": cohort_and_gold, "cross_grader": cohort_and_gold,
     "reliability": cohort_query("source"), "pairwise_agreement": cohort_query("source"), "coverage": cohort_query("source"),
     "calibrate_k": cohort_query("source"), "scores": cohort_query("source"), "verbosity": cohort_query("source"),
+    "healthbench_score": cohort_query("source"),
     "trait_scores": cohort_query("source"), "bias_matrix": lambda h, t: "?condition=anonymized",
     "stability": lambda h, t: f"?judge={t.judge_name}", "adjudication_queue": lambda h, t: "",
 }

@@ -52,6 +52,9 @@ calibration split_items(items, *, holdout_fraction=0.5, seed=0) -> (calibration,
                                  levels=None, holdout_fraction=0.5, seed=0) -> CalibrationReport
 verbosity   length_score_correlation(lengths, scores) -> LengthCorrelation
             verbosity_check(df, *, length="length_chars", score="score", model="model") -> VerbosityReport
+healthbench healthbench_score(examples, *, n_resamples=1000, seed=0) -> HealthBenchScore
+            HealthBenchExample(points, met, item_tags=(), example_tags=()); example_score(points, met);
+            clipped_mean(values); clipped_mean_bootstrap_std(values, *, n_resamples=1000, seed=0)
 bootstrap   bootstrap_mean_ci(values, *, confidence=0.95, n_resamples=2000, seed=0) -> BootstrapCI(low, high, n)
 alignment   normalize_text(text) -> str
             align_rows(left, right, *, model="model", case_text="case_text",
@@ -74,6 +77,8 @@ _SOURCES = {
     "CriterionOutcome": "scoring",
     "CrossGraderRobustness": "judges",
     "EnsembleResult": "ensemble",
+    "HealthBenchExample": "healthbench",
+    "HealthBenchScore": "healthbench",
     "HumanLlmBias": "bias",
     "JudgeStability": "judges",
     "KCalibration": "coverage",
@@ -100,6 +105,10 @@ _SOURCES = {
     "case_bootstrap_mean_ci": "bootstrap",
     "case_bootstrap_ci": "bootstrap",
     "calibrate_k": "coverage",
+    "clipped_mean": "healthbench",
+    "clipped_mean_bootstrap_std": "healthbench",
+    "example_score": "healthbench",
+    "healthbench_score": "healthbench",
     "case_level_mf1": "agreement",
     "cohort_decide": "decisions",
     "cohort_votes": "decisions",
@@ -189,6 +198,8 @@ __all__ = [
     "CriterionOutcome",
     "CrossGraderRobustness",
     "EnsembleResult",
+    "HealthBenchExample",
+    "HealthBenchScore",
     "HumanLlmBias",
     "JudgeStability",
     "KCalibration",
@@ -213,6 +224,10 @@ __all__ = [
     "bias_matrix",
     "bootstrap_mean_ci",
     "calibrate_k",
+    "clipped_mean",
+    "clipped_mean_bootstrap_std",
+    "example_score",
+    "healthbench_score",
     "case_level_mf1",
     "compare_rankings",
     "consensus_deviation",

@@ -28,6 +28,7 @@ from .decisions import source_raters as source_raters
 from .fingerprint import project_fingerprint as project_fingerprint
 from .frames import applicable_pairs as applicable_pairs
 from .frames import case_frame as case_frame
+from .frames import case_metadata_lists as case_metadata_lists
 from .frames import criterion_frame as criterion_frame
 from .frames import fetch_frame as fetch_frame
 from .frames import option_range as option_range

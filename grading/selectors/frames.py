@@ -80,6 +80,13 @@ def case_frame(*, project: Project, with_text: bool = False) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=columns).set_index("case_id")
 
 
+def case_metadata_lists(*, project: Project, key: str) -> dict[int, list[str]]:
+    """Each case's metadata list ``key`` (a free key, e.g. HealthBench's ``example_tags``) by case
+    id; a case without it has an empty list."""
+    rows = Case.objects.filter(project=project).order_by().values_list("pk", "metadata")
+    return {pk: _as_list((metadata or {}).get(key)) for pk, metadata in rows}
+
+
 def _as_list(value) -> list:
     if value is None or value == "":
         return []

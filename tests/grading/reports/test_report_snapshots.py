@@ -178,7 +178,18 @@ def _compare(name: str, answer: dict) -> None:
         path.write_text(text, encoding="utf-8")
         if not WRITE:
             pytest.fail(f"no golden file {path.name}: written now; run again")
-    assert json.loads(text) == json.loads(path.read_text(encoding="utf-8")), f"{name} changed"
+    now, before = json.loads(text), json.loads(path.read_text(encoding="utf-8"))
+    assert now == before, f"{name} changed: " + "; ".join(_differences(now, before)[:8])
+
+
+def _differences(now, before, where: str = "") -> list[str]:
+    """Where two JSON values differ, as "path: now != before" (what a failure says)."""
+    if isinstance(now, dict) and isinstance(before, dict):
+        return [d for key in sorted(set(now) | set(before))
+                for d in _differences(now.get(key, "<missing>"), before.get(key, "<missing>"), f"{where}.{key}")]
+    if isinstance(now, list) and isinstance(before, list) and len(now) == len(before):
+        return [d for i, (a, b) in enumerate(zip(now, before)) for d in _differences(a, b, f"{where}[{i}]")]
+    return [] if now == before else [f"{where or '.'}: {str(now)[:200]} != {str(before)[:200]}"]
 
 
 def _label(options: dict) -> str:

@@ -1,0 +1,292 @@
+"""HealthBench (openai simple-evals, issue 24 point 1): the examples JSONL, with optional
+completions and graded results, imported into the project ``--project``.
+
+- PATH, one example a line: ``prompt_id``, ``prompt`` (chat messages), ``rubrics``
+  (``{"criterion", "points", "tags"}``; negative points are penalties), ``example_tags`` and, when
+  given, ``ideal_completions_data`` (its ``ideal_completion`` becomes the reference answer). An
+  example becomes a case (id = ``prompt_id``) whose metadata keeps ``example_tags`` (and, as task
+  themes, the part after ``theme:``); each rubric item a case-specific binary criterion
+  ``PROMPT_ID#N`` (N from 1 in file order) with weight = points and its tags.
+- ``--completions``, a line ``{"prompt_id", "model", "completion"}``: a response ``PROMPT_ID:MODEL``
+  (``:2``, ``:3``, ... for a further, different completion of the same model).
+- ``--grades`` with ``--judge NAME``, a line ``{"prompt_id", "model", "completion", "rubric_items":
+  [{"criterion", "points", "tags", "criteria_met", "explanation"}]}`` (simple-evals' per-example
+  grades): the completion is the response of that text (made when the completions did not hold
+  it), each item the judge's judgment of the criterion of that text (met when ``criteria_met`` is
+  true, not met when false, invalid when null). A completion graded again is the judge's next sample.
+
+Lines may carry further keys (simple-evals' outputs add scores, the prompt, a canary): only the
+fields above are read and checked.
+
+The files are checked line by line while they are turned into an evalsite bundle in a temporary
+folder, which ``grading.bundles.bundle_import`` then imports (its checks, history rows and
+all-or-nothing transaction). Every error names the HealthBench file, its line and the field; an
+error the bundle importer finds on a line it got from a HealthBench line is named by that line.
+"""
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+
+from annotation.vocabulary import MET, NOT_MET
+
+from .registry import DataFormat, ImportRequest, register
+
+DETECT_MAX_BYTES = 4 * 1024 * 1024
+ID_MAX = 200  # the case, response and criterion id columns' length
+PROMPT_ID_MAX = ID_MAX - 40  # room for a criterion's "#N" and a response's ":MODEL:N" (a long model name: its digest)
+
+
+def _detect(path: Path) -> bool:
+    if not path.is_file() or path.suffix != ".jsonl":
+        return False
+    with open(path, "rb") as handle:
+        while line := handle.readline(DETECT_MAX_BYTES):
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except ValueError:
+                    return False
+                return isinstance(first, dict) and "prompt_id" in first and "rubrics" in first
+    return False
+
+
+class LineReader:
+    """Reads a format's JSONL files line by line (the bundle reader's limits and messages) and
+    turns a field error into the BundleError naming the file, the line and the field."""
+
+    def __init__(self):
+        from grading.bundles import validate as v  # lazy: the bundle code brings pandas: loaded when a file is read
+
+        self.v = v
+
+    def lines(self, path: Path):
+        """(line number, object) of each line of ``path``; a path named on the command line may be
+        a symbolic link (read where it points)."""
+        from grading.bundles import BundleReader  # lazy: the bundle code brings pandas: loaded when a file is read
+
+        path = Path(path)
+        if not path.is_file():
+            raise self.error(path.name, None, "path", "no such file")
+        real = path.resolve() if path.is_symlink() else path
+        with BundleReader(real.parent) as reader:
+            yield from reader.iter_jsonl(real.name)
+
+    def error(self, name: str, line: int | None, field: str, message: str):
+        from grading.bundles import BundleError  # lazy: the bundle code brings pandas: loaded when a file is read
+
+        return BundleError(name, message, line=line, field=field)
+
+    def checked(self, name: str, line: int, check):
+        """Run ``check()``; a field error becomes the BundleError naming this file and line."""
+        try:
+            return check()
+        except self.v.FieldError as exc:
+            raise self.error(name, line, exc.field, exc.message) from exc
+
+
+class _Converter(LineReader):
+    """HealthBench files → bundle parts, checked as they are read; ``origins`` remembers, for each
+    bundle file's line, the HealthBench file and line it came from."""
+
+    def __init__(self, request: ImportRequest):
+        super().__init__()
+        self.request = request
+        self.cases: list[dict] = []
+        self.responses: list[dict] = []
+        self.judgments: list[dict] = []
+        self.origins: dict[str, list[tuple[str, int]]] = {"cases.jsonl": [], "responses.jsonl": [], "judgments.jsonl": []}
+        self.rubrics: dict[str, list[dict]] = {}  # prompt_id -> its criteria
+        self.response_ids: dict[tuple[str, str, str], str] = {}  # (prompt_id, model, text) -> response id
+        self.per_model: dict[tuple[str, str], int] = {}  # (prompt_id, model) -> completions so far
+        self.taken: set[str] = set()  # response ids given out
+        self.samples: dict[str, int] = {}  # response id -> gradings so far
+
+    # -- the examples ---------------------------------------------------------------------------
+    def examples(self, path: Path) -> None:
+        for number, obj in self.lines(path):
+            self.checked(path.name, number, lambda: self._example(obj, path.name, number))
+        if not self.cases:
+            raise self.error(path.name, 1, "prompt_id", "no examples in the file")
+
+    def _example(self, obj: dict, name: str, number: int) -> None:
+        v = self.v
+        prompt_id = v.string(obj, "prompt_id", max_length=PROMPT_ID_MAX)
+        if prompt_id in self.rubrics:
+            raise v.FieldError("prompt_id", f"duplicate prompt_id {prompt_id!r}")
+        try:
+            messages = v.messages(obj.get("prompt"))
+        except v.FieldError as exc:
+            raise v.FieldError("prompt" + exc.field.removeprefix("messages"),
+                               exc.message.replace("'messages'", "'prompt'")) from exc
+        rubrics = obj.get("rubrics")
+        if not isinstance(rubrics, list) or not rubrics:
+            raise v.FieldError("rubrics", "field 'rubrics' must be a non-empty list")
+        criteria = []
+        for i, item in enumerate(rubrics):
+            where = f"rubrics[{i}]."
+            if not isinstance(item, dict):
+                raise v.FieldError(where.rstrip("."), "a rubric item must be a JSON object")
+            v.check_keys(item, required=("criterion", "points"), optional=("tags",), prefix=where)
+            if item["points"] is None:
+                raise v.FieldError(where + "points", f"field '{where}points' must be a number")
+            criteria.append({"criterion_id": f"{prompt_id}#{i + 1}", "text": v.string(item, "criterion", prefix=where),
+                             "kind": "binary", "weight": v.number(item, "points", prefix=where),
+                             "tags": v.string_list(item, "tags", prefix=where)})
+        tags = v.string_list(obj, "example_tags")
+        case = {"case_id": prompt_id, "messages": messages,
+                "metadata": {"example_tags": tags,
+                             "task_themes": [t.split(":", 1)[1] for t in tags if t.startswith("theme:")]},
+                "criteria": criteria}
+        ideal = obj.get("ideal_completions_data")
+        if ideal is not None:
+            if not isinstance(ideal, dict):
+                raise v.FieldError("ideal_completions_data", "field 'ideal_completions_data' must be a JSON object or null")
+            reference = v.string(ideal, "ideal_completion", prefix="ideal_completions_data.", required=False, blank=True)
+            if reference:
+                case["reference_answer"] = reference
+        self.rubrics[prompt_id] = criteria
+        self.cases.append(case)
+        self.origins["cases.jsonl"].append((name, number))
+
+    # -- completions and grades -----------------------------------------------------------------
+    def _response(self, obj: dict, name: str, number: int) -> str:
+        """The response id of a line's completion, made on first sight."""
+        v = self.v
+        prompt_id = v.string(obj, "prompt_id")
+        if prompt_id not in self.rubrics:
+            raise v.FieldError("prompt_id", f"prompt_id {prompt_id!r} is not an example of {self.request.path.name}")
+        model = v.string(obj, "model", max_length=200)
+        text = v.string(obj, "completion", blank=True)
+        key = (prompt_id, model, text)
+        if key not in self.response_ids:
+            seen = self.per_model.get((prompt_id, model), 0) + 1
+            self.per_model[(prompt_id, model)] = seen
+            model_part = model if len(prompt_id) + len(model) <= ID_MAX - 8 else hashlib.sha256(model.encode()).hexdigest()[:16]
+            response_id = f"{prompt_id}:{model_part}" + (f":{seen}" if seen > 1 else "")
+            if response_id in self.taken:  # model "m:2" beside a second completion of model "m"
+                response_id = f"{prompt_id}:{hashlib.sha256(f'{model}{chr(0)}{text}'.encode()).hexdigest()[:24]}"
+            self.taken.add(response_id)
+            self.response_ids[key] = response_id
+            self.responses.append({"response_id": response_id, "case_id": prompt_id, "model": model, "text": text})
+            self.origins["responses.jsonl"].append((name, number))
+        return self.response_ids[key]
+
+    def completions(self, path: Path) -> None:
+        for number, obj in self.lines(path):
+            self.checked(path.name, number, lambda: self._completion(obj, path.name, number))
+
+    def _completion(self, obj: dict, name: str, number: int) -> None:
+        _required(obj, ("prompt_id", "model", "completion"), self.v)
+        self._response(obj, name, number)
+
+    def grades(self, path: Path, judge: str) -> None:
+        for number, obj in self.lines(path):
+            self.checked(path.name, number, lambda: self._graded(obj, path.name, number, judge))
+
+    def _graded(self, obj: dict, name: str, number: int, judge: str) -> None:
+        v = self.v
+        _required(obj, ("prompt_id", "model", "completion", "rubric_items"), v)
+        response_id = self._response(obj, name, number)
+        items = obj["rubric_items"]
+        if not isinstance(items, list):
+            raise v.FieldError("rubric_items", "field 'rubric_items' must be a list")
+        by_text: dict[str, list[dict]] = {}
+        for criterion in self.rubrics[obj["prompt_id"]]:
+            by_text.setdefault(criterion["text"], []).append(criterion)
+        sample = self.samples.get(response_id, 0)
+        self.samples[response_id] = sample + 1
+        for i, item in enumerate(items):
+            where = f"rubric_items[{i}]."
+            if not isinstance(item, dict):
+                raise v.FieldError(where.rstrip("."), "a rubric item must be a JSON object")
+            v.check_keys(item, required=("criterion", "criteria_met"), optional=("points", "tags", "explanation"),
+                         prefix=where)
+            text = v.string(item, "criterion", prefix=where)
+            if not by_text.get(text):
+                raise v.FieldError(where + "criterion", f"{where}criterion is not a rubric item of example "
+                                                        f"{obj['prompt_id']!r} (or is graded twice)")
+            criterion = by_text[text].pop(0)
+            points = v.number(item, "points", prefix=where)
+            if points is not None and points != criterion["weight"]:
+                raise v.FieldError(where + "points", f"{where}points {points:g} differ from the example's "
+                                                     f"{criterion['weight']:g}")
+            met = item["criteria_met"]
+            if met is not None and not isinstance(met, bool):
+                raise v.FieldError(where + "criteria_met", f"field '{where}criteria_met' must be true, false or null")
+            explanation = v.string(item, "explanation", prefix=where, required=False, blank=True)
+            self.judgments.append({
+                "response_id": response_id, "criterion_id": criterion["criterion_id"], "judge": judge, "sample": sample,
+                "verdict": None if met is None else MET if met else NOT_MET, "explanation": explanation,
+                "raw": json.dumps(item, ensure_ascii=False, sort_keys=True),
+            })
+            self.origins["judgments.jsonl"].append((name, number))
+
+def _required(obj: dict, keys: tuple[str, ...], v) -> None:
+    """Lines of simple-evals' outputs may carry more (a score, metrics, the prompt): only the
+    fields read here are required, the others are left alone."""
+    for key in keys:
+        if key not in obj:
+            raise v.FieldError(key, f"missing field {key!r}")
+
+
+def _read(request: ImportRequest) -> dict:
+    from grading.bundles import BundleError  # lazy: the bundle code brings pandas: loaded on import
+
+    path = Path(request.path)
+    if not request.project:
+        raise BundleError(path.name, "a HealthBench import goes into a project: give --project SLUG "
+                                     "(or import from the project's page)", field="project")
+    grades = request.files.get("grades")
+    if bool(grades) != bool(request.judge):
+        raise BundleError(path.name, "graded results come with the judge that graded them: give --grades FILE and "
+                                     "--judge NAME together", field="judge" if grades else "grades")
+    converter = _Converter(request)
+    converter.examples(path)
+    if request.files.get("completions"):
+        converter.completions(Path(request.files["completions"]))
+    if grades:
+        converter.grades(Path(grades), request.judge)
+    files = {"cases.jsonl": converter.cases, "responses.jsonl": converter.responses,
+             "judgments.jsonl": converter.judgments}
+    return converted_import(request=request, project={"slug": request.project, "name": request.project}, files=files,
+                            origins=converter.origins)
+
+
+def converted_import(*, request: ImportRequest, project: dict, files: dict[str, list[dict]],
+                     origins: dict[str, list[tuple[str, int]]]) -> dict:
+    """Import what a converter made of a format's files: ``project`` (project.json) and the bundle
+    files' rows, written to a temporary bundle and read by ``bundle_import``. ``origins`` gives, per
+    bundle file, the (file, line) each of its lines came from, so that an error the bundle importer
+    finds is named by the user's file and line; an error in project.json is the ``project``'s."""
+    from grading.bundles import BundleError, bundle_import  # lazy: the bundle code brings pandas: loaded on import
+
+    with tempfile.TemporaryDirectory(prefix="converted-") as folder:
+        bundle = Path(folder)
+        (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8")
+        for name in ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl"):
+            with open(bundle / name, "w", encoding="utf-8") as out:
+                out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in files.get(name, ()))
+        try:
+            result = bundle_import(path=bundle, user=request.user, update_settings=request.update_settings)
+        except BundleError as exc:
+            if exc.file == "project.json":  # what the converter made of the user's file and --project
+                field = "project" if exc.field in ("slug", "name", None) else exc.field
+                raise BundleError(Path(request.path).name, exc.message, field=field) from exc
+            lines = origins.get(exc.file)
+            if lines and exc.line is not None and exc.line <= len(lines):
+                name, line = lines[exc.line - 1]
+                raise BundleError(name, exc.message, line=line, field=exc.field) from exc
+            raise
+    return result.as_dict()
+
+
+register(DataFormat(
+    name="healthbench",
+    title="HealthBench examples",
+    upload_help="the HealthBench examples JSONL (prompt_id, prompt, rubrics, example_tags; .jsonl)",
+    suffixes=(".jsonl",),
+    detect=_detect,
+    read=_read,
+    options=("judge", "completions", "grades"),
+))
