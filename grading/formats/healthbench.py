@@ -37,18 +37,25 @@ ID_MAX = 200  # the case, response and criterion id columns' length
 PROMPT_ID_MAX = ID_MAX - 40  # room for a criterion's "#N" and a response's ":MODEL:N" (a long model name: its digest)
 
 
-def _detect(path: Path) -> bool:
+def first_record(path: Path) -> dict | None:
+    """The first non-blank line of a .jsonl file, when it is a JSON object (what recognizing a
+    HealthBench file reads: at most ``DETECT_MAX_BYTES``); None otherwise."""
     if not path.is_file() or path.suffix != ".jsonl":
-        return False
+        return None
     with open(path, "rb") as handle:
         while line := handle.readline(DETECT_MAX_BYTES):
             if line.strip():
                 try:
                     first = json.loads(line)
                 except ValueError:
-                    return False
-                return isinstance(first, dict) and "prompt_id" in first and "rubrics" in first
-    return False
+                    return None
+                return first if isinstance(first, dict) else None
+    return None
+
+
+def _detect(path: Path) -> bool:
+    first = first_record(path)
+    return first is not None and "prompt_id" in first and "rubrics" in first
 
 
 class LineReader:

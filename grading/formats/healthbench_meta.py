@@ -24,7 +24,7 @@ from pathlib import Path
 
 from annotation.vocabulary import MET, NOT_MET
 
-from .healthbench import DETECT_MAX_BYTES, LineReader, converted_import
+from .healthbench import LineReader, converted_import, first_record
 from .registry import DataFormat, ImportRequest, register
 
 COHORT = "physicians"
@@ -37,17 +37,8 @@ def _digest(text: str, size: int = 16) -> str:
 
 
 def _detect(path: Path) -> bool:
-    if not path.is_file() or path.suffix != ".jsonl":
-        return False
-    with open(path, "rb") as handle:
-        while line := handle.readline(DETECT_MAX_BYTES):
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except ValueError:
-                    return False
-                return isinstance(first, dict) and {"rubric", "binary_labels", "anonymized_physician_ids"} <= set(first)
-    return False
+    first = first_record(path)
+    return first is not None and {"rubric", "binary_labels", "anonymized_physician_ids"} <= set(first)
 
 
 class _Converter(LineReader):
