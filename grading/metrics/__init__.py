@@ -28,8 +28,9 @@ scoring     score_response(outcomes, *, strategy, partial_credit=0.5, length_pen
 decisions   the decision rules of SPEC §2/§3 (one place): cohort_decide(labels, *, keys), cohort_votes(labels, *, keys),
             samples_decide(rows, *, keys), panel_decide(decisions, *, keys, rule, weights),
             gold_decide(cohorts, adjudications, *, keys), judge_outputs(rows), missing_outputs(...),
-            numeric_values(*, kind, verdict, value), unit_scale(values, lo, hi), unit_bounds(lo, hi),
             SourceDecision, decision_fields(*, verdict, option, value)
+values      a decision's value and the rescaling rule: numeric_values(*, kind, verdict, value),
+            unit_scale(values, lo, hi), unit_bounds(lo, hi)
 ensemble    ensemble_vote(df, *, rule, item="item", voter="voter", vote="vote", weights=None,
                           positive=1, negative=0) -> EnsembleResult
 judges      judge_fidelity(df, *, judge, references) -> dict[reference, BinaryAgreement]
@@ -147,7 +148,7 @@ _SOURCES = {
     "samples_trait_score": "traits",
     "trait_score": "traits",
     "normalize_text": "alignment",
-    "numeric_values": "decisions",
+    "numeric_values": "values",
     "ordinal_agreement": "agreement",
     "paired_decisions": "strategies",
     "panel_decide": "decisions",
@@ -163,8 +164,8 @@ _SOURCES = {
     "split_items": "calibration",
     "threshold_sensitivity": "coverage",
     "top_n_overlap": "ranking",
-    "unit_bounds": "decisions",
-    "unit_scale": "decisions",
+    "unit_bounds": "values",
+    "unit_scale": "values",
     "verbosity_check": "verbosity",
     "word_count": "scoring",
 }

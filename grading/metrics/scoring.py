@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .decisions import unit_bounds
 from .errors import MetricError
 from .strategies import CannotAssess, parse_strategy
+from .values import unit_bounds
 
 DEFAULT_PARTIAL_CREDIT = 0.5
 

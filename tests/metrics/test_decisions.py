@@ -13,12 +13,10 @@ from grading.metrics.decisions import (
     cohort_votes,
     decision_fields,
     gold_decide,
-    numeric_values,
     panel_decide,
     samples_decide,
-    unit_bounds,
-    unit_scale,
 )
+from grading.metrics.values import numeric_values, unit_bounds, unit_scale
 
 KEYS = ["item"]
 
