@@ -4,7 +4,6 @@ and the project's data jobs — gold export and bundle import from the browser, 
 (``grading.jobs``), with a status partial the page polls while a job runs; and the project's
 audit trail (managers; ``?format=csv`` downloads it whole).
 """
-import csv
 import json
 
 from django.contrib import messages
@@ -17,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.access import project_get_for, role_of
-from evalsite.spreadsheet import csv_cell
+from evalsite.spreadsheet import csv_lines
 
 from . import jobs
 from .audit import COLUMNS, audit_actions, audit_row, audit_trail
@@ -112,11 +111,6 @@ def data_job_download(request, job_id: int):
     return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type="application/zip")
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
 @login_required
 def project_audit(request, slug: str):
     """Who changed what and when in the project: filter by action and user, 100 rows a page."""
@@ -124,10 +118,8 @@ def project_audit(request, slug: str):
     action, who = request.GET.get("action", "")[:60], request.GET.get("who", "")[:150]
     trail = audit_trail(project=project, action=action, who=who)
     if request.GET.get("format") == "csv":
-        writer = csv.writer(_Echo())
-        lines = (writer.writerow([csv_cell(v) for v in row]) for row in (
-            [COLUMNS] + [[r["when"].isoformat(), r["who"], r["action"], r["target"], _json(r["before"]), _json(r["after"]), r["note"]]
-                         for r in map(audit_row, trail.iterator(chunk_size=2000))]))
+        lines = csv_lines(COLUMNS, ([r["when"].isoformat(), r["who"], r["action"], r["target"], _json(r["before"]),
+                                     _json(r["after"]), r["note"]] for r in map(audit_row, trail.iterator(chunk_size=2000))))
         response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-audit.csv"'
         return response

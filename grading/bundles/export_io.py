@@ -1,6 +1,6 @@
 """What the exporter (``grading.bundles.exporter``) writes with and reads through: JSON Lines
 encoding, a file writer that hashes and counts as it goes, the cycle-collector policy of the
-chunk loop, rows straight from the cursor, and the CSV cell guard applied to whole columns."""
+chunk loop, and rows straight from the cursor."""
 import gc
 import hashlib
 from contextlib import contextmanager
@@ -9,8 +9,6 @@ from pathlib import Path
 import orjson
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-
-from evalsite.spreadsheet import csv_cell
 
 JSONL = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
@@ -110,17 +108,9 @@ def json_list(raw) -> list:
     return orjson.loads(raw) if isinstance(raw, (str, bytes)) else list(raw)
 
 
-def csv_rows_guarded(rows: list[tuple]) -> list[tuple]:
-    """``rows`` with every cell as ``csv_cell`` makes it, computed once per distinct value of a
-    column, and only for the columns where it changes something: a gold CSV repeats the same ids,
-    models and decisions hundreds of thousands of times, and a formula-like text is rare."""
-    if not rows:
-        return rows
-    columns = list(zip(*rows))
-    changed = False
-    for i, column in enumerate(columns):
-        cells = {value: csv_cell(value) for value in set(column) if value is not None}
-        if any(cell is not value for value, cell in cells.items()):
-            columns[i] = [cells[v] if v in cells else csv_cell(v) for v in column]  # (a NaN is never "in": computed)
-            changed = True
-    return list(zip(*columns)) if changed else rows
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 22):
+            digest.update(block)
+    return digest.hexdigest()

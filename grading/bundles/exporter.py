@@ -11,11 +11,11 @@ table is sorted by the database. A large project's responses are split between t
 Output is deterministic (fixed order, sorted keys), so export → import into an empty database →
 export gives the same bytes, apart from the manifest's timestamp.
 """
-import csv
 import gc
 import hashlib
 import io
 import json
+import marshal
 import os
 import shutil
 import zipfile
@@ -34,6 +34,7 @@ from annotation.rubrics import criterion_bundle_spec
 from annotation.selectors import labels_final
 from annotation.vocabulary import PROVENANCES, UNRESOLVED
 from evalsite.forking import Forked, fork_allowed
+from evalsite.spreadsheet import XLSX_MAX_ROWS, XlsxWriter, csv_rows, csv_writer
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
 from ..models import Adjudication, Judge, Judgment
@@ -41,8 +42,8 @@ from .export_io import (
     JSONL,
     FileWriter,
     collector_per_chunk,
-    csv_rows_guarded,
     cursor_rows,
+    file_sha256,
     json_line,
     json_list,
     part_name,
@@ -51,8 +52,10 @@ from .export_io import (
 FORMAT_VERSION = 2
 DIFFICULTIES = ("low", "medium", "high")
 CHUNK = 500  # responses per pass of the loop: about 15,000 items of a 30-criterion rubric
+GOLD_ROWS = "gold.rows"  # the gold table's rows as the chunks made them (marshal), read back for Parquet and XLSX
 ITEM_FILES = ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl",
-              *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv")
+              *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv", GOLD_ROWS)
+PARQUET_ROW_GROUP = 131_072
 Progress = Callable[[float, str], None]
 
 
@@ -94,6 +97,7 @@ class _Export:
         self.usernames: dict[int, str] = {}
         self.provenance = dict.fromkeys(PROVENANCES, 0)
         self._fields: dict[tuple, dict] = {}
+        self.not_written: dict[str, str] = {}  # a file this export could not write, and why
 
     def fields(self, verdict, option, value) -> dict:
         """``decision_fields`` of a decision, computed once per distinct decision (a project has
@@ -118,10 +122,12 @@ class _Export:
         self._responses()
         self.progress(0.05, "cases and responses")
         self._items()
+        self._gold_tables()
         manifest = {
             "format_version": FORMAT_VERSION, "project": self.project.slug, "exported_at": timezone.now().isoformat(),
             "rubric_versions": _rubric_hashes(self.project, {pk: ext for pk, (ext, _) in self.case_info.items()}),
             "counts": self.counts, "provenance": self.provenance, "excluded_cases": len(self.excluded), "files": self.files,
+            **({"not_written": self.not_written} if self.not_written else {}),
         }
         (self.out / "manifest.json").write_text(json.dumps(manifest, sort_keys=True, indent=2) + "\n", encoding="utf-8")
         return {"files": self.files, "counts": self.counts, "provenance": self.provenance, "excluded_cases": len(self.excluded)}
@@ -225,13 +231,11 @@ class _Export:
         return {"counts": {name: writer.count for name, writer in writers.items()}, "provenance": self.provenance}
 
     def _range(self, lo: int, hi: int, writers: dict, *, header: bool, progress) -> None:
-        cohort_names = [self.cohorts[pk] for pk in sorted(self.cohorts, key=self.cohort_order.get)]
+        cohort_names = self.cohort_names()
         csv_buffer = io.StringIO()
-        csv_out = csv.writer(csv_buffer, lineterminator="\n")
+        csv_out = csv_writer(csv_buffer)
         if header:
-            csv_out.writerow(["response_id", "criterion_id", "case_id", "model", "difficulty", "verdict", "option", "value",
-                              "provenance", *[f"cohort:{name}" for name in cohort_names], "adjudicator", "confidence",
-                              "category", "note"])
+            csv_out.writerow(self.gold_columns())
         slices = {d: writers[f"gold.{d}.jsonl"] for d in DIFFICULTIES}
         for start in range(lo, hi, CHUNK):
             chunk = self.responses[start:min(start + CHUNK, hi)]
@@ -240,7 +244,8 @@ class _Export:
             labels = self._labels(ids, info, writers["labels.jsonl"])
             self._judgments(ids, info, writers["judgments.jsonl"])
             adjudications = self._adjudications(ids, info, writers["adjudications.jsonl"])
-            rows = self._gold(labels, adjudications, info, writers["gold.jsonl"], slices, csv_out, cohort_names)
+            rows = self._gold(labels, adjudications, info, writers["gold.jsonl"], slices, csv_out, cohort_names,
+                              writers[GOLD_ROWS])
             writers["gold.csv"].write(csv_buffer.getvalue().encode("utf-8"), lines=rows + (1 if header and start == lo else 0))
             csv_buffer.seek(0)
             csv_buffer.truncate()
@@ -312,7 +317,7 @@ class _Export:
             out[(r, c)] = (verdict, option, value, obj["adjudicator"], confidence, category, note)
         return out
 
-    def _gold(self, labels: pd.DataFrame, adjudications: dict, info, writer, slices, csv_out, cohort_names) -> int:
+    def _gold(self, labels: pd.DataFrame, adjudications: dict, info, writer, slices, csv_out, cohort_names, table) -> int:
         """Gold lines (and slices and CSV rows) of one chunk; returns how many."""
         keys = ["response_id", "criterion_id"]
         cohorts = cohort_decide(labels, keys=[*keys, "cohort"]) if len(labels) else labels.assign(
@@ -334,7 +339,7 @@ class _Export:
         case_info, criterion_info, counted = self.case_info, self.criteria, self.provenance
         no_adjudication = (None, "", "", "")
         dumps, lines, by_difficulty = orjson.dumps, [], {d: [] for d in slices}
-        csv_rows = []
+        csv_rows_of_chunk = []
         for r, c, provenance, decided, verdict, option, value in zip(*columns):
             ext, case_id, model, _ = info[r]
             extra = adjudications.get((r, c))
@@ -349,14 +354,73 @@ class _Export:
             if difficulty in by_difficulty:
                 by_difficulty[difficulty].append(line)
             counted[provenance] += 1
-            csv_rows.append((ext, criterion, case_ext, model, difficulty, fields.get("verdict"), fields.get("option"),
+            csv_rows_of_chunk.append((ext, criterion, case_ext, model, difficulty, fields.get("verdict"), fields.get("option"),
                              fields.get("value"), provenance, *[_decision_cell(decided.get(name)) for name in cohort_names],
                              adjudicator, confidence, category, note))
         writer.write_lines(lines)
         for difficulty, part in by_difficulty.items():
             slices[difficulty].write_lines(part)
-        csv_out.writerows(csv_rows_guarded(csv_rows))
+        csv_out.writerows(csv_rows(csv_rows_of_chunk))
+        table.write(marshal.dumps(csv_rows_of_chunk), lines=n)
         return n
+
+    def cohort_names(self) -> list[str]:
+        return [self.cohorts[pk] for pk in sorted(self.cohorts, key=self.cohort_order.get)]
+
+    def gold_columns(self) -> list[str]:
+        """The columns of gold.csv, gold.xlsx and gold.parquet (README, "Gold files")."""
+        return ["response_id", "criterion_id", "case_id", "model", "difficulty", "verdict", "option", "value",
+                "provenance", *[f"cohort:{name}" for name in self.cohort_names()], "adjudicator", "confidence",
+                "category", "note"]
+
+    def _gold_tables(self) -> None:
+        """gold.parquet and gold.xlsx from the gold rows the chunks kept (``GOLD_ROWS``, removed
+        afterwards): the same columns as gold.csv, typed (``value`` a float, every other column
+        text, empty as null), in row groups of a fixed size so the bytes do not depend on how
+        the export was split between processes. A gold set longer than a worksheet holds gets
+        no XLSX, and the manifest says so."""
+        import pyarrow as pa  # lazy: only an export loads Arrow
+        import pyarrow.parquet as pq  # lazy: with Arrow
+
+        self.progress(0.96, "gold as Parquet and XLSX")
+        source = self.out / GOLD_ROWS
+        columns = self.gold_columns()
+        n = self.counts.pop(GOLD_ROWS)
+        self.files.pop(GOLD_ROWS)
+        schema = pa.schema([pa.field(name, pa.float64() if name == "value" else pa.string()) for name in columns])
+        xlsx = None
+        if n + 1 <= XLSX_MAX_ROWS:
+            xlsx = XlsxWriter(self.out / "gold.xlsx")
+            xlsx.sheet("gold", columns)
+        else:
+            self.not_written["gold.xlsx"] = f"{n:,} gold rows: more than an XLSX worksheet holds (use gold.parquet or gold.csv)"
+        pending: list[tuple] = []
+
+        def flush(writer, rows):
+            arrays = [pa.array([row[i] for row in rows] if field.name == "value" else [row[i] or None for row in rows],
+                               type=field.type) for i, field in enumerate(schema)]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=PARQUET_ROW_GROUP)
+
+        with pq.ParquetWriter(self.out / "gold.parquet", schema, compression="zstd") as parquet, open(source, "rb") as rows:
+            while True:
+                try:
+                    chunk = marshal.load(rows)
+                except EOFError:
+                    break
+                if xlsx is not None:
+                    xlsx.rows(chunk)
+                pending.extend(chunk)
+                while len(pending) >= PARQUET_ROW_GROUP:
+                    flush(parquet, pending[:PARQUET_ROW_GROUP])
+                    del pending[:PARQUET_ROW_GROUP]
+            if pending or not n:
+                flush(parquet, pending)  # (an empty gold set: one empty row group, so readers see the columns)
+        source.unlink()
+        for name in ("gold.parquet", *(["gold.xlsx"] if xlsx is not None else [])):
+            if name == "gold.xlsx":
+                xlsx.close()
+            self.files[name] = file_sha256(self.out / name)
+            self.counts[name] = n
 
 
 def _decision_cell(fields: dict | None) -> str:

@@ -5,7 +5,6 @@ task on a miss and polling with htmx until it is there — and renders the page'
 ``report`` partial for htmx) with its SVG charts; ``?format=csv&table=NAME`` downloads any table
 of the page as CSV.
 """
-import csv
 import time
 
 from django.contrib.auth.decorators import login_required
@@ -16,7 +15,7 @@ from django.utils.text import slugify
 
 from annotation.access import project_get_for
 from annotation.models import Project
-from evalsite.spreadsheet import csv_cell
+from evalsite.spreadsheet import csv_lines
 
 from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
 from .registry import page_get, page_title, pages
@@ -52,9 +51,7 @@ def _csv(result: dict, name: str, project: Project, page: str) -> HttpResponse:
         raise Http404(f"no table {name!r} on this report (yet)")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{page}-{slugify(name)}.csv"'
-    writer = csv.writer(response)
-    writer.writerow([csv_cell(c) for c in table["columns"]])
-    writer.writerows([csv_cell(v) for v in row] for row in table["rows"])  # text can never run as a formula
+    response.writelines(csv_lines(table["columns"], table["rows"]))  # text can never run as a formula
     return response
 
 

@@ -45,7 +45,7 @@ def test_the_reliability_page_compares_two_sources_per_group(page, login, shift,
         page.locator("#reliability .csv a").click()
     assert download.value.suggested_filename.startswith("shift-reliability-")
     text = Path(download.value.path()).read_text()
-    assert text.splitlines()[0].startswith("criterion,n,accuracy") and "quality" in text
+    assert text.splitlines()[0].startswith('"criterion","n","accuracy"') and "quality" in text  # every text cell quoted
     page.locator("input[name=ci]").check()  # the 95% intervals toggle: a column beside the mean difference
     page.get_by_role("button", name="Show").click()
     expect(page.locator("#table-reliability thead")).to_contain_text("mean_difference 95% CI")

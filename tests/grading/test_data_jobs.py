@@ -80,7 +80,7 @@ def test_an_adjudicator_exports_gold_and_every_hash_verifies(mini_project, clien
                                 "confidence": "probable", "category": "annotator_slip",
                                 "note": "ECG is implied by 'cardiac workup'"}
     rows = files["gold.csv"].decode().splitlines()
-    assert rows[0].startswith("response_id,criterion_id,case_id,model,difficulty,verdict") and len(rows) == 12
+    assert rows[0].startswith('"response_id","criterion_id","case_id","model","difficulty","verdict"') and len(rows) == 12
     assert job.result["provenance"]["adjudicated"] == 1
 
 
