@@ -7,7 +7,13 @@ One pass over the responses in position order, a chunk at a time: each chunk's l
 once and give both its lines of ``labels.jsonl`` and its gold decisions (the cohort and gold
 rules of ``grading.metrics.decisions``), so memory stays flat whatever the project's size and no
 table is sorted by the database. A large project's responses are split between two processes
-(``export_processes``, ``evalsite.forking``) whose files are joined in order. Cases excluded by quality control are left out of every file.
+(``export_processes``, ``evalsite.forking``) whose files are joined in order.
+
+The bundle carries everything a project's figures rest on, so that importing it rebuilds them:
+cases excluded by quality control are in the bundle's files with their quality-control status
+(``quality.jsonl``; a judge's seeded few-shot split is drawn over all cases, so it is drawn again
+the same), and project.json names each user's role and cohort (names only, never a secret). The
+gold files leave excluded cases out: they are the gold set.
 Output is deterministic (fixed order, sorted keys), so export → import into an empty database →
 export gives the same bytes, apart from the manifest's timestamp.
 """
@@ -29,7 +35,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
+from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, ProjectRole, Response, RubricVersion
 from annotation.rubrics import criterion_bundle_spec
 from annotation.selectors import labels_final
 from annotation.vocabulary import PROVENANCES, UNRESOLVED
@@ -50,6 +56,8 @@ from .export_io import (
 )
 
 FORMAT_VERSION = 2
+QUALITY_FIELDS = ("excluded", "flagged", "screen_accuracy_pct", "screen_threshold_pct", "screen_source", "screen_models",
+                  "audit_sampled", "audit_outcome", "audit_note")
 DIFFICULTIES = ("low", "medium", "high")
 CHUNK = 500  # responses per pass of the loop: about 15,000 items of a 30-criterion rubric
 GOLD_ROWS = "gold.rows"  # the gold table's rows as the chunks made them (marshal), read back for Parquet and XLSX
@@ -78,7 +86,7 @@ class _Export:
         self.excluded = set(CaseQuality.objects.filter(project=project, excluded=True).values_list("case_id", flat=True))
         self.case_info = {  # pk -> (external id, difficulty)
             pk: (ext, difficulty) for pk, ext, difficulty in
-            Case.objects.filter(project=project).values_list("pk", "external_id", "difficulty") if pk not in self.excluded
+            Case.objects.filter(project=project).values_list("pk", "external_id", "difficulty")
         }
         self.criteria = {  # pk -> (external id, order); order = (case first or project rubric, position)
             pk: (ext, (case_id or 0, position)) for pk, ext, case_id, position in
@@ -86,9 +94,9 @@ class _Export:
         }
         # The same order as one integer per criterion, for sorting a chunk's rows with numpy.
         self.criterion_rank = {pk: i for i, pk in enumerate(sorted(self.criteria, key=lambda pk: self.criteria[pk][1]))}
-        self.responses = [  # (pk, external id, case pk, model) in position order, excluded cases left out
+        self.responses = [  # (pk, external id, case pk, model) in position order
             row for row in Response.objects.filter(project=project).order_by("position", "pk")
-            .values_list("pk", "external_id", "case_id", "model") if row[2] not in self.excluded
+            .values_list("pk", "external_id", "case_id", "model")
         ]
         self.cohorts = dict(Cohort.objects.filter(project=project).values_list("pk", "name"))
         self.cohort_order = {pk: i for i, pk in enumerate(Cohort.objects.filter(project=project).values_list("pk", flat=True))}
@@ -120,6 +128,7 @@ class _Export:
         self.files["project.json"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         self._cases()
         self._responses()
+        self._quality()
         self.progress(0.05, "cases and responses")
         self._items()
         self._gold_tables()
@@ -151,8 +160,6 @@ class _Export:
                     if variants:
                         spec["variants"] = variants
         for case in Case.objects.filter(project=self.project).order_by("position", "pk").iterator(chunk_size=2000):
-            if case.pk in self.excluded:
-                continue
             obj = {"case_id": case.external_id}
             if case.messages is not None:
                 obj["messages"] = case.messages
@@ -172,9 +179,20 @@ class _Export:
         rows = Response.objects.filter(project=self.project).order_by("position", "pk").values_list(
             "external_id", "case_id", "model", "author_kind", "text")
         for ext, case_id, model, kind, text in cursor_rows(rows, 2000):
-            if case_id not in self.excluded:
-                writer.write(json_line({"response_id": ext, "case_id": self.case_info[case_id][0], "model": model,
+            writer.write(json_line({"response_id": ext, "case_id": self.case_info[case_id][0], "model": model,
                                     "author_kind": kind, "text": text}))
+        self.finish(writer)
+
+    def _quality(self) -> None:
+        """quality.jsonl: each case's quality-control record (screening, audit, exclusion)."""
+        writer = FileWriter(self.out, "quality.jsonl")
+        rows = CaseQuality.objects.filter(project=self.project).order_by("case__position", "case_id").values_list(
+            "case_id", *QUALITY_FIELDS, "audit_by_id", "audit_at")
+        for case_id, *values, audit_by, audit_at in rows:
+            obj = {"case_id": self.case_info[case_id][0], **dict(zip(QUALITY_FIELDS, values))}
+            obj["audit_by"] = self._username(audit_by)
+            obj["audit_at"] = audit_at.isoformat() if audit_at else None
+            writer.write(json_line(obj))
         self.finish(writer)
 
     def _username(self, user_id) -> str | None:
@@ -244,6 +262,11 @@ class _Export:
             labels = self._labels(ids, info, writers["labels.jsonl"])
             self._judgments(ids, info, writers["judgments.jsonl"])
             adjudications = self._adjudications(ids, info, writers["adjudications.jsonl"])
+            if self.excluded:  # the bundle keeps excluded cases; the gold set does not
+                kept = {pk for pk in ids if info[pk][1] not in self.excluded}
+                if len(kept) < len(ids):
+                    labels = labels[labels["response_id"].isin(kept)]
+                    adjudications = {key: value for key, value in adjudications.items() if key[0] in kept}
             rows = self._gold(labels, adjudications, info, writers["gold.jsonl"], slices, csv_out, cohort_names,
                               writers[GOLD_ROWS])
             writers["gold.csv"].write(csv_buffer.getvalue().encode("utf-8"), lines=rows + (1 if header and start == lo else 0))
@@ -484,7 +507,11 @@ def _project_spec(project: Project) -> dict:
         **({"traits": project.traits} if project.traits else {}),
         "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
-        "cohorts": [{"name": name} for name in Cohort.objects.filter(project=project).values_list("name", flat=True)],
+        "cohorts": [{"name": cohort.name, "members": [{"user": m.user.username, "role": m.role} for m in
+                                                     sorted(cohort.memberships.all(), key=lambda m: m.user.username)]}
+                    for cohort in Cohort.objects.filter(project=project).prefetch_related("memberships__user")],
+        "roles": [{"user": username, "role": role} for username, role in
+                  ProjectRole.objects.filter(project=project).order_by("user__username").values_list("user__username", "role")],
         "judges": [
             {
                 "name": j.name, "backend": j.backend, "model": j.model, "base_url": j.base_url,

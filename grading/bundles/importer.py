@@ -32,10 +32,11 @@ from ..models import Judge
 from . import validate as v
 from .adjudications import AdjudicationStep
 from .errors import BundleError
+from .people import PeopleStep, people_clean
 from .reader import BundleReader
 from .records import LabelJudgmentSteps
 
-PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges")
+PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges", "roles")
 ID_LENGTH = Case._meta.get_field("external_id").max_length  # case and response ids: the columns' length
 JUDGE_FIELDS = (
     "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
@@ -75,7 +76,7 @@ def bundle_import(*, path: str | Path, user=None, update_settings: bool = False)
         return _Importer(reader, user, update_settings=update_settings).run()
 
 
-class _Importer(LabelJudgmentSteps, AdjudicationStep):
+class _Importer(LabelJudgmentSteps, AdjudicationStep, PeopleStep):
     def __init__(self, reader: BundleReader, user, *, update_settings: bool = False):
         self.reader = reader
         self.user = user
@@ -105,9 +106,10 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             for i, cohort in enumerate(cohorts):
                 if not isinstance(cohort, dict):
                     raise v.FieldError(f"cohorts[{i}]", "a cohort must be a JSON object")
-                v.check_keys(cohort, required=("name",), optional=(), prefix=f"cohorts[{i}].")
+                v.check_keys(cohort, required=("name",), optional=("members",), prefix=f"cohorts[{i}].")
                 v.string(cohort, "name", prefix=f"cohorts[{i}].", max_length=Cohort._meta.get_field("name").max_length)
             judges = [self._judge_spec(j, i) for i, j in enumerate(data.get("judges") or [])]
+            roles, members = people_clean(data)
         except v.FieldError as exc:
             self._fail(exc, "project.json")
         self.seen_criteria: dict[str, str] = {}
@@ -122,10 +124,16 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep):
             )
             self.cohorts = self._cohorts([c["name"] for c in cohorts])
             self.judges = self._judges(judges)
+            try:
+                self._people(roles, members)
+            except v.FieldError as exc:
+                self._fail(exc, "project.json")
             cases_written, case_rubrics = self._cases()
             criteria_written = self._rubrics(rubric, case_rubrics)
             self._traits_check(settings.get("traits") or [])
             responses_written = self._responses()
+            if self._quality():
+                self.project_written = True
             self.lookups = self._lookups()
             existing_judgments = self._existing_judgments()
             labels_written, label_changes = self._labels()

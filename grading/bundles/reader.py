@@ -26,7 +26,7 @@ from .errors import BundleError
 PROJECT_JSON_MAX_BYTES = 16 * 1024 * 1024
 RATIO_APPLIES_ABOVE = 1024 * 1024  # small files may compress well without being a bomb
 
-JSONL_FILES = ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl", "adjudications.jsonl")
+JSONL_FILES = ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "quality.jsonl")
 
 
 class BundleReader:

@@ -251,8 +251,9 @@ def _rater_counts(inputs: ReportInputs, source, side: str, model) -> dict:
 
 
 def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:
-    """Case-level MF1 rows with the case's external id and a response of that (model, case)."""
-    columns = ["model", "case", "case_id", "response_id", "response", "n", "mf1"]
+    """Case-level MF1 rows: the model, the case's public id, the public id of a response of that
+    (model, case), n and MF1 (database ids never leave the site's own links)."""
+    columns = ["model", "case_id", "response_id", "n", "mf1"]
     if per_group.empty:
         return {"columns": columns, "rows": []}
     responses = inputs.responses.reset_index()
@@ -262,11 +263,8 @@ def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:
     )
     table["case_ext"] = table["case"].map(inputs.cases["case_external_id"])
     rows = [
-        [str(m), str(ce), int(c), int(r), str(e), int(n), as_number(v)]
-        for m, ce, c, r, e, n, v in zip(
-            table["model"], table["case_ext"], table["case"], table["response_id"].fillna(-1), table["external_id"].fillna(""),
-            table["n"], table["mf1"],
-        )
+        [str(m), str(ce), str(e), int(n), as_number(v)]
+        for m, ce, e, n, v in zip(table["model"], table["case_ext"], table["external_id"].fillna(""), table["n"], table["mf1"])
     ]
     return {"columns": columns, "rows": rows}
 
@@ -321,7 +319,7 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
     tail = sorted((row for row in case_table["rows"] if row[-1] is not None and row[-1] < threshold),
                   key=lambda r: (r[-1], r[0], r[1]))
     by_model = primary["detail"]["by_model"]
-    ci = metrics.case_bootstrap_mean_ci(mf1, [row[2] for row in defined]) if mf1.size else None  # resampling cases
+    ci = metrics.case_bootstrap_mean_ci(mf1, [row[1] for row in defined]) if mf1.size else None  # resampling cases
     result.update(
         primary={k: primary[k] for k in ("a", "b", "strategy", "threshold", "summary", "detail")},
         histogram={"counts": counts.tolist(), "edges": edges.tolist(), "n": int(mf1.size),
@@ -337,6 +335,15 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
         low_agreement=report_table(case_table["columns"], tail),
     )
     return result
+
+
+TAIL_SHOWN = 200  # rows of the low-agreement tail on the page (the CSV has them all)
+
+
+def agreement_links(result: dict, project: Project) -> dict:
+    """The database ids of the responses in the shown tail, for the page's links only."""
+    shown = [row[2] for row in (result.get("tail") or [])[:TAIL_SHOWN]]
+    return selectors.response_links(project=project, external_ids=shown)
 
 
 def agreement_charts(result: dict, project: Project) -> dict:
@@ -390,5 +397,5 @@ AGREEMENT = register(Report(
     help="MF1, kappa, alpha and the case-level MF1 distribution of source B against reference A.",
     params=AgreementParams, compute=agreement_compute, output=agreement_output,
     page=Page(params=AgreementPageParams, build=agreement_page, template="grading/reports/agreement.html",
-              charts=agreement_charts, position=10),
+              charts=agreement_charts, links=agreement_links, position=10),
 ))

@@ -136,6 +136,9 @@ class Page:
     build: Callable[..., dict]
     template: str = "grading/reports/generic.html"
     charts: Callable | None = None
+    # (result, project) -> {public id: database id} for the rows the page links to; read when the
+    # page renders, never cached, exported or sent by the API (which name rows by public ids only)
+    links: Callable | None = None
     key: str = ""
     title: str = ""
     position: int = 100  # place in the report menu

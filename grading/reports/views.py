@@ -84,6 +84,7 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
         "result": result, "error": error, "failed": failed, "pending": result is None and error is None,
         "query": query.urlencode(), "stuck": waited is not None and waited > STUCK_SECONDS,
         "charts": declared.charts(result, project) if result is not None and declared.charts else {},
+        "links": declared.links(result, project) if result is not None and declared.links else {},
         "fields": [(name, request.GET.get(name, "")) for name in declared.params().fields],
     }
     return render(request, f"{declared.template}#report" if request.htmx else declared.template, context)

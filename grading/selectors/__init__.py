@@ -33,3 +33,4 @@ from .frames import criterion_frame as criterion_frame
 from .frames import fetch_frame as fetch_frame
 from .frames import option_range as option_range
 from .frames import response_frame as response_frame
+from .frames import response_links as response_links

@@ -145,3 +145,11 @@ def applicable_pairs(*, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.D
     left["rubric_version_id"] = left["rubric_version_id"].astype("int64")
     right["rubric_version_id"] = right["rubric_version_id"].astype("int64")
     return left.merge(right, on="rubric_version_id", how="inner")[["response_id", "criterion_id"]]
+
+
+def response_links(*, project: Project, external_ids) -> dict[str, int]:
+    """{public response id: database id} of the project's responses named (a page's links)."""
+    ids = list(dict.fromkeys(external_ids))
+    if not ids:
+        return {}
+    return dict(Response.objects.filter(project=project, external_id__in=ids).values_list("external_id", "pk"))

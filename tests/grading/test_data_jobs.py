@@ -115,7 +115,8 @@ def test_export_import_into_an_empty_database_reproduces_gold_and_metrics(
     client.force_login(adjudicator)
     _, first = export_zip(client, mini_project, django_capture_on_commit_callbacks)
 
-    Project.objects.all().delete()  # the empty database: no project, no labels, no gold
+    Project.objects.all().delete()  # the empty database: no project, no labels, no gold, no adjudicator
+    get_user_model().objects.filter(username="adj").delete()
     assert not Label.objects.exists() and not Adjudication.objects.exists()
     root = user("root", is_superuser=True, is_staff=True)
     client.force_login(root)
@@ -123,8 +124,10 @@ def test_export_import_into_an_empty_database_reproduces_gold_and_metrics(
         response = client.post("/projects/import/", {"bundle": SimpleUploadedFile("mini-gold.zip", first)})
     job = DataJob.objects.filter(kind="import").latest("pk")
     assert response.status_code == 302 and job.status == "finished", job.error
-    assert job.result["adjudications"] == 1 and job.result["labels"] == 34 - 6  # not the 6 labels of the excluded case
+    assert job.result["adjudications"] == 1 and job.result["labels"] == 34  # the excluded case's too: it stays excluded
     project = Project.objects.get(slug="mini")
+    assert list(CaseQuality.objects.filter(project=project).values_list("case__external_id", "flagged", "excluded")) == [
+        ("c2", True, True)]
     assert AdjudicationHistory.objects.filter(adjudication__project=project, action="import").count() == 1
     assert reports == {
         "agreement": agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")["summary"],
@@ -132,7 +135,9 @@ def test_export_import_into_an_empty_database_reproduces_gold_and_metrics(
         "coverage": coverage_report(project="mini", source="gold", k=1)["by_model"],
         "scores": scores_report(project="mini", source="gold")["responses"],
     }
-    grant(root, project, "manager")
+    readopted = get_user_model().objects.get(username="adj")  # the role came back with the bundle, the password did not
+    assert readopted.project_roles.get(project=project).role == "adjudicator" and not readopted.has_usable_password()
+    client.force_login(readopted)
     _, second = export_zip(client, project, django_capture_on_commit_callbacks)
     a, b = zipfile.ZipFile(io.BytesIO(first)), zipfile.ZipFile(io.BytesIO(second))
     for name in a.namelist():

@@ -4,8 +4,7 @@ JSON again) and each report page's data and charts, compared with golden files w
 code before the reports moved onto the registry (``tests/grading/reports/snapshots/``).
 
 Floats are compared rounded to 10 significant digits (a sum taken in another order may differ in
-its last bits). The answers hold no timestamps; the one place with database ids, the case-level
-table's link columns, is compared without them (``_without_database_ids``).
+its last bits). The answers hold no timestamps and no database ids (rows are named by public ids).
 ``EVALSITE_SNAPSHOTS=write`` rewrites the golden files (only when a change of answer is meant).
 """
 import io
@@ -171,30 +170,6 @@ def _command(command: str, slug: str, options: dict) -> dict:
     return json.loads(out.getvalue())
 
 
-DATABASE_ID_COLUMNS = ("case_id", "response_id")  # beside the public "case" and "response" columns
-
-
-def _without_database_ids(value):
-    """``value`` without the database ids of the case-level table (its rows, and the agreement
-    page's ``tail`` of them): they serve the page's links, and PostgreSQL hands out other ids after
-    other tests have run, so they are no part of the answer (the public ids beside them are)."""
-    if isinstance(value, dict):
-        columns = value.get("columns")
-        if isinstance(columns, list) and "rows" in value and {"case", "response"} <= set(columns):
-            kept = [i for i, c in enumerate(columns) if c not in DATABASE_ID_COLUMNS]
-            return {**value, "columns": [columns[i] for i in kept],
-                    "rows": [[row[i] for i in kept] for row in value["rows"]]}
-        out = {k: _without_database_ids(v) for k, v in value.items()}
-        if "tail" in out and isinstance(value.get("tables"), dict) and "case_level" in value["tables"]:
-            columns = value["tables"]["case_level"]["columns"]
-            kept = [i for i, c in enumerate(columns) if c not in DATABASE_ID_COLUMNS]
-            out["tail"] = [[row[i] for i in kept] for row in value["tail"]]
-        return out
-    if isinstance(value, list):
-        return [_without_database_ids(v) for v in value]
-    return value
-
-
 def _compare(name: str, answer: dict) -> None:
     path = SNAPSHOTS / f"{name}.json"
     text = json.dumps(_plain(answer), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
@@ -203,8 +178,8 @@ def _compare(name: str, answer: dict) -> None:
         path.write_text(text, encoding="utf-8")
         if not WRITE:
             pytest.fail(f"no golden file {path.name}: written now; run again")
-    now = _without_database_ids(json.loads(text))
-    before = _without_database_ids(json.loads(path.read_text(encoding="utf-8")))
+    now = json.loads(text)
+    before = json.loads(path.read_text(encoding="utf-8"))
     assert now == before, f"{name} changed: " + "; ".join(_differences(now, before)[:8])
 
 
