@@ -16,7 +16,10 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed
 
 # Migrate the embedded SQLite database, load the demo, start a Celery worker on the
-# embedded file-system broker in the background and the web server in the foreground.
+# embedded file-system broker in the background and the web server in the foreground. Every
+# command of the demo runs with the demo's settings; without DJANGO_SETTINGS_MODULE, manage.py,
+# Celery and WSGI use production's (evalsite/settings/__init__.py).
+demo: export DJANGO_SETTINGS_MODULE = evalsite.settings.local
 demo: venv
 	mkdir -p var/broker/queue var/broker/processed
 	$(BIN)/python manage.py migrate --noinput -v 0

@@ -3,6 +3,8 @@ import json
 
 from django import forms
 
+from evalsite.converters import ID_MAX
+
 from .assignments import METHODS, ROUND_ROBIN
 from .labels import BATCH_MAX, MAX_RATIONALE
 from .vocabulary import VERDICTS, DecisionError, choice_parse
@@ -106,3 +108,13 @@ class TimeReportForm(forms.Form):
 class RoleForm(forms.Form):
     username = forms.CharField(max_length=150)
     role = forms.ChoiceField(choices=[(r, r) for r in ("manager", "adjudicator", "viewer", "none")])
+
+
+class GuidanceForm(forms.Form):
+    """One criterion's guidance from the guidance page. The criterion is the page's hidden id: one
+    that is not a whole number in the id range is a bad request, never a database error."""
+    criterion = forms.IntegerField(min_value=1, max_value=ID_MAX)
+    guidance = forms.CharField(required=False, strip=False)  # its length and Markdown: criterion_guidance_update
+
+    def errors_text(self) -> str:
+        return "; ".join(f"{name}: {' '.join(errors)}" for name, errors in self.errors.items())

@@ -13,7 +13,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import BadRequest, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,7 +29,7 @@ from .assignments import (
     assignment_time_add,
     project_assign,
 )
-from .forms import AssignForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
+from .forms import AssignForm, GuidanceForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
 from .models import Assignment, Case, Criterion, Label, Project
 from .projects import project_role_set, project_settings_update, settings_clean
 from .reviews import review_complete, review_decision_record
@@ -375,9 +375,12 @@ def project_guidance(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     case_id = (request.GET.get("case") or "").strip()
     if request.method == "POST":
-        criterion = get_object_or_404(Criterion, project=project, pk=request.POST.get("criterion") or 0)
+        form = GuidanceForm(request.POST)
+        if not form.is_valid():
+            raise BadRequest(form.errors_text())  # the page's 400, naming the field
+        criterion = get_object_or_404(Criterion, project=project, pk=form.cleaned_data["criterion"])
         try:
-            changed = criterion_guidance_update(criterion=criterion, guidance=request.POST.get("guidance", "").replace("\r\n", "\n"),
+            changed = criterion_guidance_update(criterion=criterion, guidance=form.cleaned_data["guidance"].replace("\r\n", "\n"),
                                                 by=request.user, source="guidance page")
             messages.success(request, f"Guidance of {criterion.external_id} saved." if changed else "Nothing changed.")
         except FieldError as exc:

@@ -1,9 +1,11 @@
 """Demo and benchmark data for evalsite, as bundles in the SPEC §4 format.
 
 Pure Python (stdlib + numpy, no Django): a deterministic synthetic clinical
-study generator and converters for two public datasets (CHARM-100 and DevAI),
-all writing through :mod:`demo.bundle_io`. The Django side imports the
-resulting directories with ``manage.py import_bundle``. See ``demo/README.md``.
+study generator and a converter for the public DevAI dataset, all writing
+through :mod:`demo.bundle_io`. The Django side imports the resulting
+directories with ``manage.py import_bundle``. The public CHARM-100 dataset is
+an Autorubric file that the app's own importer reads (:mod:`demo.charm100`
+holds its path and the demo's mapping). See ``demo/README.md``.
 
 The public names below are re-exported lazily so that ``python -m
 demo.clinical`` (and the other module CLIs) do not import their own module
@@ -18,7 +20,6 @@ _EXPORTS = {
     "validate_bundle": "demo.bundle_io",
     "write_bundle": "demo.bundle_io",
     "zip_bundle": "demo.bundle_io",
-    "convert_charm100": "demo.charm100",
     "generate_clinical": "demo.clinical",
     "convert_devai": "demo.devai",
 }

@@ -2,7 +2,8 @@
 
 DRF checks throttles only after authentication has succeeded, so a guessed token would be
 answered as often as it is sent. Here each request carrying a wrong token counts against its
-address (DRF's own ``SimpleRateThrottle`` machinery, rate ``token_failure`` in
+address (``evalsite.throttling.client_address``: ``X-Forwarded-For`` only as far as
+``EVALSITE_TRUSTED_PROXIES`` says; DRF's own ``SimpleRateThrottle`` machinery, rate ``token_failure`` in
 ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``, default 10 per 15 minutes); once the address has
 used them up, every token request from it, the right token included, gets 429 with
 ``Retry-After`` until the window has passed. Login form failures are django-axes' (settings).
@@ -11,10 +12,12 @@ import re
 
 from rest_framework import authentication, exceptions, throttling
 
+from .throttling import ClientAddressMixin
+
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-class TokenFailureThrottle(throttling.SimpleRateThrottle):
+class TokenFailureThrottle(ClientAddressMixin, throttling.SimpleRateThrottle):
     scope = "token_failure"
 
     def parse_rate(self, rate):

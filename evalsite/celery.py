@@ -1,10 +1,13 @@
-"""The Celery application; tasks live in each app's ``tasks.py``."""
+"""The Celery application; tasks live in each app's ``tasks.py``. Production settings unless
+DJANGO_SETTINGS_MODULE says otherwise (``evalsite.settings.DEFAULT_SETTINGS_MODULE``)."""
 import os
 from pathlib import Path
 
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings.local")
+from .settings import settings_module_default
+
+settings_module_default()
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -8,6 +8,10 @@ warning line (status, method, path, user) by ``evalsite.refused``; Django's own 
 warnings (``django.request``) are turned down to errors in the settings, so nothing is logged
 twice. API views are DRF's: they answer JSON themselves and only get the log line.
 
+A request the site cannot read (``BadRequest`` raised by a view, or a NUL character in the URL,
+the query or a form field: ``RequestTextMiddleware``) is a 400 with the reason on the site's
+``400.html`` (JSON under /api/), logged in one line like the 403s and 404s.
+
 A server error gets a short error id, logged with its traceback by ``evalsite.errors`` and shown
 on the site's ``500.html`` (under /api/: ``{"detail": "Server error", "error_id": ...}``), so a
 user can quote it and whoever runs the site can find the traceback. Never Django's debug page,
@@ -22,7 +26,7 @@ import uuid
 from django.conf import settings
 from django.core import signals
 from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
-from django.http import Http404, HttpResponseServerError, JsonResponse
+from django.http import Http404, HttpResponseServerError, JsonResponse, UnreadablePostError
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -41,7 +45,18 @@ def _log(request, status: int, reason: str) -> None:
 
 
 def _page(request, status: int, reason: str):
-    return render(request, f"{status}.html", {"reason": reason if status == 403 else ""}, status=status)
+    return render(request, f"{status}.html", {"reason": reason if status in (400, 403) else ""}, status=status)
+
+
+def bad_request(request, reason: str):
+    """A 400 saying ``reason``: JSON ``{"detail": reason}`` under /api/, the site's page elsewhere."""
+    reason = reason.rstrip(". ")  # the page ends the sentence itself
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": reason}, status=400)
+    else:
+        response = _page(request, 400, reason)
+    response.refusal_reason = reason
+    return response
 
 
 class ErrorPagesMiddleware:
@@ -50,7 +65,8 @@ class ErrorPagesMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
-        if response.status_code not in (403, 404):
+        refused = response.status_code in (403, 404) or (response.status_code == 400 and hasattr(response, "refusal_reason"))
+        if not refused:
             return response
         reason = getattr(response, "refusal_reason", None)
         if response.status_code == 404 and getattr(request, "resolver_match", None) is None:  # no URL pattern matched
@@ -60,6 +76,8 @@ class ErrorPagesMiddleware:
         return response
 
     def process_exception(self, request, exception):
+        if isinstance(exception, BadRequest):
+            return bad_request(request, str(exception) or "the request could not be read")
         if isinstance(exception, (Http404, PermissionDenied)):
             status = 404 if isinstance(exception, Http404) else 403
             reason = str(exception) or ("not found" if status == 404 else "not allowed")
@@ -156,3 +174,43 @@ class RequestSizeMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=413)
         return render(request, "413.html", {"reason": message}, status=413)
+
+
+def _nul_in(request) -> str | None:
+    """Where the request holds a NUL character, if it does: the URL, a parameter, a form field."""
+    if "\x00" in request.path:
+        return "the URL"
+    fields = [("parameter", request.GET)]
+    # Form bodies, which the CSRF check reads anyway; the API's multipart and JSON bodies are DRF's
+    # to parse (its fields refuse a NUL too).
+    form = request.content_type == "application/x-www-form-urlencoded" or (
+        request.content_type == "multipart/form-data" and not request.path.startswith("/api/"))
+    if request.method == "POST" and form:
+        try:
+            fields.append(("form field", request.POST))
+        except UnreadablePostError:  # the client went away: the CSRF check answers it, as before
+            pass
+    for kind, data in fields:
+        for name, values in data.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                return f"the {kind} {name.replace(chr(0), '?')!r}"
+    return None
+
+
+class RequestTextMiddleware:
+    """A NUL character (``%00``) in the URL, the query or a form-encoded field is refused with a 400
+    naming where, before any view reads it. PostgreSQL cannot store or even compare text holding
+    one (a ``DataError``: a 500, issue 27), and no page or API parameter has a use for it. Django's
+    form fields and DRF's serializer fields refuse it too; this also covers the parameters views
+    read themselves (``?response=``, ``?case=``, ``?q=``, ...), on every database alike."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        where = _nul_in(request)
+        if where is not None:
+            reason = f"{where} holds a NUL character (%00)"
+            _log(request, 400, reason)  # outside ErrorPagesMiddleware: it does not see this answer
+            return bad_request(request, reason)
+        return self.get_response(request)

@@ -1,7 +1,7 @@
-"""WSGI entry point (gunicorn evalsite.wsgi)."""
-import os
-
+"""WSGI entry point (gunicorn evalsite.wsgi); production settings unless DJANGO_SETTINGS_MODULE says otherwise."""
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings.production")
+from .settings import settings_module_default
+
+settings_module_default()
 application = get_wsgi_application()

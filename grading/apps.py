@@ -1,5 +1,8 @@
 """App configuration for grading."""
 from django.apps import AppConfig
+from django.core import checks
+
+from .judges.endpoints import endpoints_check
 
 
 class GradingConfig(AppConfig):
@@ -12,3 +15,5 @@ class GradingConfig(AppConfig):
         from .judges.backends import backends  # lazy: models must be loaded before the backends import them
 
         backends()
+        # EVALSITE_JUDGE_ENDPOINTS is checked by ``manage.py check`` (and so by migrate and runserver).
+        checks.register(endpoints_check)

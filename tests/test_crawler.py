@@ -21,6 +21,7 @@ import io
 import json
 import logging
 import re
+import tempfile
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -77,6 +78,18 @@ def _small_clinical(out_dir, **options):
 
     small = {name: min(options.get(name, value), value) for name, value in SMALL_CLINICAL.items()}
     return generate_clinical(out_dir, **{**options, **small})
+
+
+def _trimmed_charm100(**options):
+    """CHARM-100 imported with only its first items (its first cases, with their responses and labels)."""
+    from demo.charm100 import VENDORED_SOURCE, charm100_import
+
+    data = json.loads(VENDORED_SOURCE.read_text(encoding="utf-8"))
+    data["items"] = data["items"][:TRIMMED_CASES]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "charm100.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return charm100_import(source=path, **options)
 
 
 def _trimmed(convert):
@@ -184,7 +197,7 @@ def demo_site(django_db_setup, django_db_blocker, tmp_path_factory):
           pytest.MonkeyPatch.context() as patch, transaction.atomic()):
         cache.clear()
         patch.setattr(load_demo, "generate_clinical", _small_clinical)
-        patch.setattr(load_demo, "convert_charm100", _trimmed(load_demo.convert_charm100))
+        patch.setattr(load_demo, "charm100_import", _trimmed_charm100)
         patch.setattr(load_demo, "convert_devai", _trimmed(load_demo.convert_devai))
         call_command("load_demo", "--json", stdout=io.StringIO())
         no_judge = _no_judge_project(tmp_path_factory.mktemp("no-judge"))

@@ -1,6 +1,9 @@
 """Hardening (issue 15, point 5): API tokens instead of Basic authentication, throttled failures
 on the login form and on tokens, the site's own 403/404 pages logged in one line, a
-Content-Security-Policy on every page, and production settings that ``check --deploy`` passes."""
+Content-Security-Policy on every page, and production settings that ``check --deploy`` passes.
+Second round (issue 27): throttles count the client's address, ``X-Forwarded-For`` only as far as
+``EVALSITE_TRUSTED_PROXIES`` says (point 2); a NUL character in a parameter is a 400 (point 7);
+one settings default, production, and ``Cache-Control: no-store`` on authenticated answers (point 8)."""
 import json
 import logging
 import os
@@ -16,7 +19,8 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client, override_settings
+from django.test import Client, RequestFactory, override_settings
+from django.utils.module_loading import import_string
 from rest_framework.authtoken.models import Token
 
 from annotation.models import AuditEvent
@@ -99,6 +103,90 @@ def test_ten_wrong_tokens_make_the_address_wait_even_with_the_right_token(alice)
     assert "Too many failed token attempts" in refused.json()["detail"]
     other_address = Client(REMOTE_ADDR="10.0.0.7")
     assert other_address.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+
+
+# --- client identity behind proxies (issue 27, point 2) --------------------------------------
+
+
+def test_a_new_forwarded_for_on_each_wrong_token_still_ends_in_429(alice):
+    """The finding: 200 wrong tokens, each with another X-Forwarded-For, were 200 × 401."""
+    client = Client()
+    answers = [client.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token wrong{attempt:035d}",
+                          HTTP_X_FORWARDED_FOR=f"198.51.100.{attempt % 250}, 10.9.{attempt // 250}.{attempt % 250}").status_code
+               for attempt in range(200)]
+    assert answers[:10] == [401] * 10 and set(answers[10:]) == {429}
+
+
+def test_a_spoofed_forwarded_for_cannot_lock_another_client_out(alice):
+    """The finding: ten wrong tokens sent with ``X-Forwarded-For: 127.0.0.3`` locked out the
+    client really at 127.0.0.3."""
+    key = _token(alice)
+    attacker = Client()  # 127.0.0.1
+    for attempt in range(10):
+        attacker.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token wrong{attempt:035d}", HTTP_X_FORWARDED_FOR="127.0.0.3")
+    victim = Client(REMOTE_ADDR="127.0.0.3")
+    assert victim.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    assert attacker.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 429
+
+
+def test_behind_one_trusted_proxy_the_address_it_appended_counts(alice, settings):
+    settings.EVALSITE_TRUSTED_PROXIES = 1
+    key = _token(alice)
+    proxy = Client(REMOTE_ADDR="10.0.0.1")
+    for attempt in range(10):  # the client at 192.0.2.50 writes a new first entry each time; the proxy appends the truth
+        answer = proxy.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token wrong{attempt:035d}",
+                           HTTP_X_FORWARDED_FOR=f"203.0.113.{attempt}, 192.0.2.50")
+        assert answer.status_code == 401
+    same = proxy.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_FORWARDED_FOR="198.51.100.1, 192.0.2.50")
+    assert same.status_code == 429
+    neighbour = proxy.get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {key}", HTTP_X_FORWARDED_FOR="192.0.2.50, 192.0.2.51")
+    assert neighbour.status_code == 200  # another client behind the same proxy, whatever it wrote first
+
+
+def test_the_anonymous_rate_counts_the_address_not_the_header(monkeypatch):
+    from rest_framework.request import Request
+
+    anonymous = import_string(settings.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"][0])
+    monkeypatch.setattr(anonymous, "rate", "3/min", raising=False)
+    factory = RequestFactory()
+    answers = [anonymous().allow_request(Request(factory.get("/api/", HTTP_X_FORWARDED_FOR=f"198.51.100.{n}")), None)
+               for n in range(5)]
+    assert answers == [True, True, True, False, False]
+
+
+@pytest.mark.parametrize("trusted, expected", [(0, "10.0.0.1"), (1, "192.0.2.9"), (2, "203.0.113.7"), (5, "203.0.113.7")])
+def test_every_throttle_and_the_login_lockout_count_one_address(settings, trusted, expected):
+    """One function says who a request comes from: DRF's anonymous and per-user rates, the
+    report-interval rate, the failed-token count and django-axes all agree with it."""
+    from axes.helpers import get_client_ip_address
+    from rest_framework.request import Request
+    from rest_framework.settings import api_settings
+
+    from evalsite.api_auth import TokenFailureThrottle
+    from evalsite.throttling import client_address
+    from grading.api.reports import ReportIntervalThrottle
+
+    settings.EVALSITE_TRUSTED_PROXIES = trusted
+    request = RequestFactory().get("/api/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.7,192.0.2.9")
+    classes = [import_string(c) for c in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]]
+    classes += [ReportIntervalThrottle, TokenFailureThrottle]
+    assert {cls().get_ident(Request(request)) for cls in classes} == {expected}
+    assert client_address(request) == get_client_ip_address(request) == expected
+    assert settings.REST_FRAMEWORK["NUM_PROXIES"] == api_settings.NUM_PROXIES == 0  # set from the same number (0 here)
+
+
+def test_a_header_that_is_no_address_is_not_believed(settings):
+    from evalsite.throttling import client_address
+
+    settings.EVALSITE_TRUSTED_PROXIES = 1
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="x" * 500)
+    assert client_address(request) == "10.0.0.1"
+
+
+def test_a_trusted_proxy_count_that_is_no_number_stops_the_start():
+    result = _settings_run("local", "check", EVALSITE_TRUSTED_PROXIES="one")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "EVALSITE_TRUSTED_PROXIES='one': write the number of trusted proxies" in result.stderr
 
 
 # --- the login form -------------------------------------------------------------------------
@@ -188,6 +276,52 @@ def test_the_api_documentation_page_and_its_script_are_served_locally(db):
     assert client.get("/api/?script=")["Content-Type"].startswith("application/javascript")
 
 
+# --- answers for one user are not stored (issue 27, point 8) ---------------------------------
+
+
+def test_every_authenticated_answer_says_no_store(mini_project, alice):
+    grant(alice, mini_project)
+    client = Client()
+    client.force_login(alice)
+    answers = {
+        "page": client.get("/"),
+        "project page": client.get(f"/projects/{mini_project.slug}/"),
+        "htmx partial": client.get(f"/projects/{mini_project.slug}/judges/runs/", HTTP_HX_REQUEST="true"),
+        "api by session": client.get("/api/assignments/"),
+        "api by token": Client().get("/api/assignments/", HTTP_AUTHORIZATION=f"Token {_token(alice)}"),
+        "refused token": Client().get("/api/assignments/", HTTP_AUTHORIZATION="Token " + "0" * 40),
+        "csv download": client.get(f"/projects/{mini_project.slug}/audit/", {"format": "csv"}),
+        "not found": client.get("/no/such/page/"),
+        "redirect": client.post(f"/projects/{mini_project.slug}/roles/", {"username": "alice", "role": "manager"}),
+    }
+    for name, answer in answers.items():
+        assert answer.status_code < 500, name
+        assert "no-store" in answer.get("Cache-Control", ""), (name, answer.get("Cache-Control"))
+        assert "private" in answer["Cache-Control"] and "public" not in answer["Cache-Control"], name
+
+
+# --- a NUL character (issue 27, point 7) ------------------------------------------------------
+
+
+def test_a_nul_character_in_a_parameter_is_a_400_naming_it(mini_project, alice, caplog):
+    grant(alice, mini_project)
+    client = Client()
+    client.force_login(alice)
+    with caplog.at_level(logging.WARNING):
+        page = client.get(f"/projects/{mini_project.slug}/judges/side-by-side/?response=%00")
+    assert page.status_code == 400
+    assert "The parameter &#x27;response&#x27; holds a NUL character (%00)." in page.content.decode()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"400 GET /projects/{mini_project.slug}/judges/side-by-side/ (user alice): the parameter 'response' holds a NUL character (%00)"]
+    api = client.get(f"/api/projects/{mini_project.slug}/judgments/", {"response_id": "a\x00b"})
+    assert api.status_code == 400 and api.json() == {"detail": "the parameter 'response_id' holds a NUL character (%00)"}
+    for body in ({"username": "alice\x00", "role": "viewer"}, "username=alice%00&role=viewer"):  # multipart, urlencoded
+        form = client.post(f"/projects/{mini_project.slug}/roles/", body,
+                           **({} if isinstance(body, dict) else {"content_type": "application/x-www-form-urlencoded"}))
+        assert form.status_code == 400 and "The form field &#x27;username&#x27; holds a NUL" in form.content.decode()
+    assert client.get(f"/projects/{mini_project.slug}/judges/side-by-side/?response=nope").status_code == 404
+
+
 # --- production settings --------------------------------------------------------------------
 
 
@@ -199,6 +333,50 @@ def _production(*args: str, **env: str) -> subprocess.CompletedProcess:
                         "ALLOWED_HOSTS": "evalsite.example.org", **env})
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=120)
+
+
+def _settings_run(settings_name: str | None, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``manage.py ARGS`` with ``evalsite.settings.NAME`` (None: DJANGO_SETTINGS_MODULE unset) and
+    ``env`` (a value None: that variable unset)."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("DJANGO_SETTINGS_MODULE", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE", "SECRET_KEY")}
+    if settings_name:
+        environment["DJANGO_SETTINGS_MODULE"] = f"evalsite.settings.{settings_name}"
+    environment.update({k: v for k, v in env.items() if v is not None})
+    return subprocess.run([sys.executable, *args] if args and args[0] == "-c" else [sys.executable, "manage.py", *args],
+                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
+
+
+def test_manage_celery_and_wsgi_default_to_production():
+    """Issue 27, point 8: manage.py and the Celery app defaulted to the demo's settings (DEBUG on,
+    judges on any loopback port), WSGI to production's."""
+    secret = "a-long-random-production-key-" + "x7Qp2" * 12
+    code = "from django.conf import settings; print(settings.SETTINGS_MODULE, settings.DEBUG)"
+    command = _settings_run(None, "shell", "-c", code, SECRET_KEY=secret, ALLOWED_HOSTS="evalsite.example.org")
+    assert command.returncode == 0, command.stderr
+    assert command.stdout.strip().splitlines()[-1] == "evalsite.settings.production False"
+    for module in ("evalsite.celery", "evalsite.wsgi"):
+        started = _settings_run(None, "-c", f"import {module}; {code}", SECRET_KEY=secret, ALLOWED_HOSTS="evalsite.example.org")
+        assert started.returncode == 0, started.stderr
+        assert started.stdout.strip().splitlines()[-1] == "evalsite.settings.production False", module
+
+
+def test_production_without_a_secret_key_refuses_to_start_in_one_line():
+    result = _settings_run(None, "check")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    line, = result.stderr.strip().splitlines()
+    assert line.startswith("evalsite: the settings evalsite.settings.production cannot start: SECRET_KEY is not set.")
+    assert "DJANGO_SETTINGS_MODULE=evalsite.settings.local" in line
+
+
+def test_the_demo_and_the_tests_name_their_settings():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "demo: export DJANGO_SETTINGS_MODULE = evalsite.settings.local" in makefile
+    assert "DJANGO_SETTINGS_MODULE=evalsite.settings.test $(BIN)/python -m pytest" in makefile
+    assert "DJANGO_SETTINGS_MODULE=evalsite.settings.local $(BIN)/python -m bench.run" in makefile
+    assert "DJANGO_SETTINGS_MODULE = evalsite.settings.test" in (ROOT / "pytest.ini").read_text()
+    local = _settings_run("local", "check")
+    assert local.returncode == 0, local.stderr
 
 
 def test_check_deploy_with_production_settings_prints_no_warning():

@@ -2,14 +2,18 @@
 
 DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, DEBUG and ALLOWED_HOSTS configure a deployment;
 without them evalsite runs embedded: a SQLite file and a file-system Celery broker under
-``var/`` so that nothing else has to be installed (SPEC §6).
+``var/`` so that nothing else has to be installed (SPEC §6). Which of the settings modules is
+used: ``evalsite.settings.DEFAULT_SETTINGS_MODULE`` (production) unless DJANGO_SETTINGS_MODULE
+says otherwise, as ``make demo`` does.
 """
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(environ.Env().str("EVALSITE_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -48,6 +52,10 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # An answer to a signed-in user or a token is never stored by a browser or a proxy.
+    "evalsite.headers.NoStoreMiddleware",
+    # A NUL character in the URL, the query or a form field: a 400 before any view reads it.
+    "evalsite.errors.RequestTextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -97,6 +105,16 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 
+# Client identity for every throttle, the login lockout above included (evalsite.throttling): the
+# number of proxies of the operator's in front of the app. 0: X-Forwarded-For is ignored and the
+# connection's address counts; N: the N-th address from the right of X-Forwarded-For.
+EVALSITE_TRUSTED_PROXIES = env.str("EVALSITE_TRUSTED_PROXIES", default="0").strip()
+if not EVALSITE_TRUSTED_PROXIES.isdigit():
+    raise ImproperlyConfigured(f"EVALSITE_TRUSTED_PROXIES={EVALSITE_TRUSTED_PROXIES!r}: write the number of trusted proxies "
+                               "in front of the app (0, the default, when clients connect to it directly)")
+EVALSITE_TRUSTED_PROXIES = int(EVALSITE_TRUSTED_PROXIES)
+AXES_CLIENT_IP_CALLABLE = "evalsite.throttling.client_address"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -122,7 +140,8 @@ CACHES = {
 }
 
 # The API: per-user tokens (``Authorization: Token KEY``; a wrong key counts against the caller's
-# address, see evalsite.api_auth) or the browser's session. No Basic authentication.
+# address, see evalsite.api_auth) or the browser's session. No Basic authentication. Throttles count
+# an anonymous caller by its address (evalsite.throttling.client_address).
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "evalsite.api_auth.TokenAuthentication",
@@ -134,7 +153,9 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "evalsite.api_schema.Schema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalsite.api_pagination.Pagination",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle", "rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["evalsite.throttling.AnonRateThrottle", "evalsite.throttling.UserRateThrottle"],
+    # DRF's own reading of X-Forwarded-For, for any throttle that is not evalsite.throttling's: the same number.
+    "NUM_PROXIES": EVALSITE_TRUSTED_PROXIES,
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_ANON_RATE", default="60/min"),
         "user": env.str("API_USER_RATE", default="6000/min"),
@@ -221,10 +242,36 @@ EVALSITE_JOBS_DIR = Path(env.str("EVALSITE_JOBS_DIR", default=str(VAR_DIR / "job
 # A running data job writes a heartbeat every sixth of this; one silent for this long lost its
 # worker and is taken over by the worker the broker hands its task to next.
 EVALSITE_JOB_LEASE_SECONDS = env.float("EVALSITE_JOB_LEASE_SECONDS", default=120.0)
-# Judges (issue 11): the environment variables a judge may name for its API key, and the URL
-# prefixes its base URL must start with (SSRF and secret exfiltration guard). Empty: none.
-EVALSITE_JUDGE_CREDENTIALS = env.list("EVALSITE_JUDGE_CREDENTIALS", default=[])
-EVALSITE_JUDGE_BASE_URLS = env.list("EVALSITE_JUDGE_BASE_URLS", default=[])
+# Judges (issues 11 and 27; grading.judges.endpoints): the endpoints a judge may call, each a
+# base-URL prefix paired with the one environment variable whose value (an API key) is sent to it,
+# or with none. In the environment: comma-separated PREFIX=VARIABLE or PREFIX entries, e.g.
+# "https://api.openai.com/v1=OPENAI_API_KEY,http://127.0.0.1:11434/v1". Empty: no judge calls out.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def judge_endpoints_parse(text: str) -> list[tuple[str, str]]:
+    """``EVALSITE_JUDGE_ENDPOINTS``'s value as (base-URL prefix, variable name or "") pairs."""
+    pairs = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        prefix, _, name = entry.rpartition("=") if "=" in entry else (entry, "", "")
+        prefix, name = prefix.strip(), name.strip()
+        if not prefix or (name and not _ENV_NAME.fullmatch(name)):
+            raise ImproperlyConfigured(f"EVALSITE_JUDGE_ENDPOINTS: {entry!r} is not PREFIX=VARIABLE or PREFIX "
+                                       "(e.g. https://api.openai.com/v1=OPENAI_API_KEY)")
+        pairs.append((prefix, name))
+    return pairs
+
+
+_REPLACED = [name for name in ("EVALSITE_JUDGE_CREDENTIALS", "EVALSITE_JUDGE_BASE_URLS") if os.environ.get(name, "").strip()]
+if _REPLACED:
+    # Read together they would send every listed key to every listed URL (issue 27, point 6).
+    raise ImproperlyConfigured(
+        f"{' and '.join(_REPLACED)}: replaced by EVALSITE_JUDGE_ENDPOINTS, which pairs each base URL with the one "
+        "variable sent to it, e.g. EVALSITE_JUDGE_ENDPOINTS=https://api.openai.com/v1=OPENAI_API_KEY; "
+        "unset the old variables (README, Deployment: moving to EVALSITE_JUDGE_ENDPOINTS)")
+EVALSITE_JUDGE_ENDPOINTS = judge_endpoints_parse(env.str("EVALSITE_JUDGE_ENDPOINTS", default=""))
 # A judge run belongs to one worker at a time; a worker silent for this long loses it to another.
 EVALSITE_JUDGE_LEASE_SECONDS = env.float("EVALSITE_JUDGE_LEASE_SECONDS", default=60.0)
 # Provider rate limits (requests / tokens per minute per endpoint) are shared through this Redis

@@ -1,16 +1,24 @@
 """Settings for a shared deployment: PostgreSQL, Redis or RabbitMQ, a WSGI server.
 
-Everything comes from the environment; SECRET_KEY must be set. DEBUG is off whatever the
-environment says (the demo's settings are ``local``). HTTPS is assumed: secure cookies, HSTS and
+The default settings of ``manage.py``, Celery and WSGI (``evalsite.settings.DEFAULT_SETTINGS_MODULE``).
+Everything comes from the environment; SECRET_KEY must be set, or nothing starts. DEBUG is off
+whatever the environment says (the demo's settings are ``local``). HTTPS is assumed: secure cookies, HSTS and
 a redirect to HTTPS; behind a proxy that terminates TLS set ``SECURE_PROXY_SSL_HEADER`` to the
 header and value it sends, e.g. ``HTTP_X_FORWARDED_PROTO,https``. ``manage.py check --deploy``
 with these settings prints no warning (tests/test_hardening.py).
 """
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F401,F403
 from .base import DATABASES, env
 
 DEBUG = False
-SECRET_KEY = env("SECRET_KEY")
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY.strip():
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set. Production settings (the default of manage.py, Celery and WSGI) need a long random "
+        "SECRET_KEY in the environment; for the demo on one machine set DJANGO_SETTINGS_MODULE=evalsite.settings.local "
+        "(make demo does)")
 CSRF_COOKIE_SECURE = True
 SESSION_COOKIE_SECURE = True
 SESSION_COOKIE_HTTPONLY = True

@@ -17,9 +17,10 @@ STORAGES = {
 }
 WHITENOISE_AUTOREFRESH = True
 
-# Judges call the tests' loopback Chat Completions server only; these key variables are allowed.
-EVALSITE_JUDGE_BASE_URLS = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
-EVALSITE_JUDGE_CREDENTIALS = ["OPENAI_API_KEY", "JUDGE_TEST_KEY", "LOCAL_KEY", "MISSING_JUDGE_KEY"]
+# Judges call the tests' loopback Chat Completions server only, with no key or one of these variables.
+LOOPBACK_JUDGE_URLS = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+EVALSITE_JUDGE_ENDPOINTS = [(url, name) for url in LOOPBACK_JUDGE_URLS
+                            for name in ("OPENAI_API_KEY", "JUDGE_TEST_KEY", "LOCAL_KEY", "MISSING_JUDGE_KEY")]
 
 # The suite calls the API far faster than a person would; the throttling tests set their own rates.
 REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {  # noqa: F405

@@ -14,11 +14,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
 from annotation.models import Response
+from evalsite.throttling import UserRateThrottle
 from grading.reports.registry import Flag, Params, RegistryRoutes, Report, SourceField, computed_reports
 from grading.reports.subset import model_subset, subset_parse, subset_summary
 

@@ -6,21 +6,23 @@ from django.core.exceptions import ValidationError
 
 from annotation.models import Response
 
-from ..models import Judge
+from ..models import Judge, JudgeRun
 from .backends import backend_for, backend_get, backend_names, backends
 from .backends.panel import weights_parse
-from .endpoints import allowed_base_urls, allowed_credentials
+from .endpoints import endpoints_described, judge_endpoints
 from .services import judge_validate
 from .settings import VOTE_RULES, SettingsError
 
 
 def endpoint_help(fields) -> None:
-    """Say under the base URL and key fields what this deployment allows."""
-    urls, keys = allowed_base_urls(), allowed_credentials()
-    fields["base_url"].help_text = ("Must start with one of: " + ", ".join(urls) if urls else
-                                    "No endpoint is allowed yet (EVALSITE_JUDGE_BASE_URLS).")
-    fields["api_key_env"].help_text = ("The name (never the key) of one of: " + ", ".join(keys) if keys else
-                                       "No key variable is allowed yet (EVALSITE_JUDGE_CREDENTIALS); leave empty.")
+    """Say under the base URL and key fields what this deployment allows: its endpoints, each with
+    the one key variable sent to it (EVALSITE_JUDGE_ENDPOINTS)."""
+    listed = judge_endpoints()
+    fields["base_url"].help_text = ("Must start with one of: " + endpoints_described() if listed else
+                                    "No endpoint is allowed yet (EVALSITE_JUDGE_ENDPOINTS).")
+    fields["api_key_env"].help_text = ("The name (never the key) of the variable paired with the base URL's endpoint "
+                                       "above; empty for none." if listed else
+                                       "No key variable is allowed yet (EVALSITE_JUDGE_ENDPOINTS); leave empty.")
 
 
 def _ids(text: str) -> list[str]:
@@ -144,13 +146,20 @@ class CrossEvaluationForm(forms.Form):
         self.fields["models"].choices = [(m, m) for m in sorted(set(models))]
 
 
+def budget_field() -> forms.DecimalField:
+    """A run's budget as the forms take it: dollars that fit ``JudgeRun.budget_usd`` (12 digits, 4
+    after the point), so 1e400 or 2⁶³ is an error next to the field, not a database error."""
+    column = JudgeRun._meta.get_field("budget_usd")
+    return forms.DecimalField(required=False, min_value=0, max_digits=column.max_digits, decimal_places=column.decimal_places,
+                              label="Budget (USD)", help_text="The run pauses when its cost reaches this (empty: no cap).")
+
+
 class RunStartForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.none())
     cases = forms.CharField(required=False, help_text="Case ids (empty: all)")
     models = forms.CharField(required=False, help_text="Source models (empty: all)")
     criteria = forms.CharField(required=False, help_text="Criterion ids (empty: all)")
-    budget_usd = forms.DecimalField(required=False, min_value=0, max_digits=12, decimal_places=4, label="Budget (USD)",
-                                    help_text="The run pauses when its cost reaches this (empty: no cap).")
+    budget_usd = budget_field()
     variant = forms.ChoiceField(required=False, label="Rubric", choices=[
         ("", "as written"), ("reversed", "reversed (options and checklists last to first)"),
         ("paraphrased", "paraphrased (the bundle's alternative criterion texts)")],
@@ -164,3 +173,12 @@ class RunStartForm(forms.Form):
     def scope(self) -> dict:
         return {k: _ids(self.cleaned_data.get(k) or "") for k in ("cases", "models", "criteria") if self.cleaned_data.get(k)}
 
+
+
+class RunResumeForm(forms.Form):
+    """Resuming a run from the runs table: optionally with a new budget."""
+    budget_usd = budget_field()
+
+    def errors_text(self) -> str:
+        return "; ".join(f"{self.fields[name].label if name in self.fields else name}: {' '.join(errors)}"
+                         for name, errors in self.errors.items())

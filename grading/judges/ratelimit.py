@@ -43,7 +43,7 @@ from pyrate_limiter import (
     WallClock,
 )
 
-from .endpoints import DEFAULT_BASE_URL
+from .endpoints import DEFAULT_BASE_URL, UrlRefused, endpoint_url
 
 CHARS_PER_TOKEN = 4
 WAKE_BUFFER_MS = 5  # after a wait, try again this much later than the limit allows (clock grain)
@@ -63,8 +63,12 @@ class EndpointLimits:
 
 def endpoint_id(*, base_url: str, api_key_env: str) -> str:
     """A short stable name of the endpoint (base URL + key variable name), used as the key of
-    its shared state; an empty base URL is the official one."""
-    url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+    its shared state; an empty base URL is the official one. Two spellings of one URL (case, a
+    default port, an escaped dot) are one endpoint: the normalized URL counts (endpoints.py)."""
+    try:
+        url = endpoint_url(base_url)
+    except UrlRefused:  # never called, but still named
+        url = (base_url or DEFAULT_BASE_URL).rstrip("/")
     return hashlib.sha256(f"{url}\n{api_key_env}".encode()).hexdigest()[:24]
 
 

@@ -6,6 +6,7 @@ import re
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
+from django.core.validators import DecimalValidator
 from django.db import transaction
 
 from annotation.models import Cohort, Project, Response
@@ -164,6 +165,11 @@ def _budget_clean(budget_usd) -> Decimal | None:
         raise ValidationError({"budget_usd": f"budget {budget_usd!r} is not a number of dollars"}) from None
     if not budget.is_finite() or budget < 0:
         raise ValidationError({"budget_usd": "the budget must be zero or more dollars"})
+    column = JudgeRun._meta.get_field("budget_usd")  # what every database can store, checked on every one
+    try:
+        DecimalValidator(column.max_digits, column.decimal_places)(budget)
+    except ValidationError as exc:
+        raise ValidationError({"budget_usd": f"budget {budget_usd!s}: {' '.join(exc.messages)}"}) from None
     return budget
 
 

@@ -17,7 +17,7 @@ from annotation.access import project_get_for
 from annotation.models import Project, Response
 
 from . import selectors, services
-from .forms import CrossEvaluationForm, JudgeForm, PanelForm, RunStartForm
+from .forms import CrossEvaluationForm, JudgeForm, PanelForm, RunResumeForm, RunStartForm
 
 SECTION = "grading/judges/section.html"
 
@@ -87,8 +87,12 @@ def judge_run_stop(request, slug: str, run_id: int):
 def judge_run_resume(request, slug: str, run_id: int):
     project = _project(request, slug)
     run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
+    form = RunResumeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Run {run.pk} not resumed: {form.errors_text()}")
+        return _runs_response(request, project)
     try:
-        services.judge_run_resume(run=run, budget_usd=request.POST.get("budget_usd") or None)
+        services.judge_run_resume(run=run, budget_usd=form.cleaned_data.get("budget_usd"))
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     return _runs_response(request, project)

@@ -106,3 +106,16 @@ def test_the_labeling_page_shows_guidance_under_its_criterion_sanitized(db, logi
     assert page.count("data-guidance") == 1 and "How to apply criterion 2" in page
     shown = page.split("data-guidance")[1].split("</details>")[0]
     assert "<strong>dose</strong>" in shown and "<img" not in shown
+
+
+@pytest.mark.parametrize("value", ["abc", "1.5", "NaN", "", "-3", "99999999999999999999", "1e3"])
+def test_a_criterion_that_is_no_id_is_a_400_naming_the_field(db, client, django_user_model, value):
+    """Issue 27, point 7: the page's hidden criterion id went to the database as it came
+    (``Field 'id' expected a number``: a 500); the form answers a 400 that names the field."""
+    study = build_study(slug="howto", n_cases=1, n_criteria=1, annotators=(("a1",),))
+    client.force_login(grant(django_user_model.objects.create_user("boss", password="pw"), study.project, "manager"))
+    answer = client.post("/projects/howto/guidance/", {"criterion": value, "guidance": "Quote it."})
+    assert answer.status_code == 400
+    assert "Criterion: " in unescape(answer.content.decode()) and "Nothing was changed" in answer.content.decode()
+    assert not AuditEvent.objects.filter(action="guidance").exists()
+    assert set(Criterion.objects.filter(project=study.project).values_list("guidance", flat=True)) == {""}

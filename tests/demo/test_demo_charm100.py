@@ -1,13 +1,20 @@
-"""Tests for the CHARM-100 converter (demo.charm100) and its vendored data."""
+"""CHARM-100 (demo.charm100): the vendored Autorubric file, and the demo project the app's Autorubric
+importer makes of it, which is the project the demo's own converter made before the importer existed
+(``charm100_expected.json``: that project's ``export_bundle --json`` and its project.json)."""
 
 import collections
 import hashlib
 import json
+from pathlib import Path
 
-from demo.bundle_io import iter_jsonl, read_project, validate_bundle
-from demo.charm100 import VENDORED_SOURCE, convert_charm100
+import pytest
+from django.core.management import call_command
+
+from annotation.models import Label
+from demo.charm100 import MAPPING, VENDORED_SOURCE, charm100_import
 
 NOTICE_SHA256 = "b0ac1a0b9d5eca2c2d4a9c5d56f11759e8c29cf88d75b524f5f2ba300b08db3c"
+EXPECTED = json.loads((Path(__file__).parent / "charm100_expected.json").read_text(encoding="utf-8"))
 
 
 def test_vendored_file_matches_notice_and_licence():
@@ -17,45 +24,65 @@ def test_vendored_file_matches_notice_and_licence():
     assert licence.startswith("MIT License") and "Copyright (c) 2025 Delip Rao" in licence
 
 
-def test_counts_and_references(tmp_path):
-    counts = convert_charm100(tmp_path / "c")
-    assert counts == {"cases": 100, "criteria": 6, "responses": 100, "labels": 600, "judgments": 0}
-    assert validate_bundle(tmp_path / "c") == counts
+def _export(out: Path, capsys) -> dict:
+    call_command("export_bundle", "--project", "charm-100", "--out", str(out), "--json")
+    return json.loads(capsys.readouterr().out)
 
 
-def test_rubric_and_labels(tmp_path):
-    convert_charm100(tmp_path / "c")
-    project = read_project(tmp_path / "c")
+@pytest.mark.django_db
+def test_the_importer_gives_the_demo_project_the_converter_gave(tmp_path, capsys):
+    counts = charm100_import()
+    assert counts == {"project": "charm-100", "cases": 100, "criteria": 6, "responses": 100, "labels": 600,
+                      "judgments": 0}
+    export = _export(tmp_path / "out", capsys)
+    assert json.loads((tmp_path / "out" / "project.json").read_text(encoding="utf-8")) == EXPECTED["project"]
+    assert export == EXPECTED["export"]  # every exported file, byte for byte (by its sha256)
+
+
+@pytest.mark.django_db
+def test_the_command_line_import_is_the_same(tmp_path, capsys):
+    call_command("import_bundle", str(VENDORED_SOURCE), "--mapping", str(MAPPING), "--json")
+    assert json.loads(capsys.readouterr().out)["labels"] == 600
+    assert _export(tmp_path / "out", capsys) == EXPECTED["export"]
+    assert charm100_import()["labels"] == 0  # again: nothing new
+
+
+@pytest.mark.django_db
+def test_rubric_and_labels():
+    charm100_import()
+    project = EXPECTED["project"]
     kinds = {c["criterion_id"]: c["kind"] for c in project["rubric"]}
     assert kinds == {"satisfaction": "ordinal", "helpfulness": "ordinal", "naturalness": "ordinal",
                      "response_length": "nominal", "factual_accuracy": "binary", "specificity": "ordinal"}
     assert sum(c["weight"] for c in project["rubric"]) == 43
-    na = [o["label"] for c in project["rubric"] for o in c["options"] if o["na"]]
-    assert na == ["N/A - question doesn't require recommendations"]
-    labels = list(iter_jsonl(tmp_path / "c" / "labels.jsonl"))
-    binary = collections.Counter(row["verdict"] for row in labels if row["criterion_id"] == "factual_accuracy")
+    assert [o["label"] for c in project["rubric"] for o in c["options"] if o["na"]] == [
+        "N/A - question doesn't require recommendations"]
+    labels = Label.objects.filter(project__slug="charm-100")
+    binary = collections.Counter(labels.filter(criterion__external_id="factual_accuracy").values_list("verdict", flat=True))
     assert binary == {"met": 72, "not_met": 28}
-    assert all("option" in row for row in labels if row["criterion_id"] != "factual_accuracy")
-    assert sum(1 for row in labels if row.get("option", "").startswith("N/A")) == 9
+    assert labels.filter(option_label__startswith="N/A").count() == 9
+    assert labels.exclude(rationale="").count() == 100  # each item's description, on its first label
 
 
-def test_cases_hold_system_and_user_turns(tmp_path):
-    convert_charm100(tmp_path / "c")
+@pytest.mark.django_db
+def test_cases_hold_system_and_user_turns():
+    charm100_import()
+    from annotation.models import Case, Response
+
     source = json.loads(VENDORED_SOURCE.read_text(encoding="utf-8"))
-    first_turns = json.loads(source["items"][0]["submission"])
-    case = next(iter_jsonl(tmp_path / "c" / "cases.jsonl"))
-    assert [m["role"] for m in case["messages"]] == ["system", "user"]
-    assert case["messages"][1]["content"] == first_turns[1]["content"]
-    response = next(iter_jsonl(tmp_path / "c" / "responses.jsonl"))
-    assert response["text"] == first_turns[2]["content"] and response["author_kind"] == "model"
+    turns = json.loads(source["items"][0]["submission"])
+    case = Case.objects.get(project__slug="charm-100", external_id="charm-001")
+    assert [m["role"] for m in case.messages] == ["system", "user"] and case.messages[1]["content"] == turns[1]["content"]
+    response = Response.objects.get(case=case)
+    assert response.external_id == "charm-001-assistant" and response.text == turns[2]["content"]
 
 
-def test_null_ground_truth_is_skipped(tmp_path):
+@pytest.mark.django_db
+def test_null_ground_truth_is_skipped_and_na_is_cannot_assess(tmp_path):
     source = json.loads(VENDORED_SOURCE.read_text(encoding="utf-8"))
     source["items"][0]["ground_truth"][5] = None
     source["items"][1]["ground_truth"][4] = "N/A"
-    (tmp_path / "src.json").write_text(json.dumps(source), encoding="utf-8")
-    counts = convert_charm100(tmp_path / "c", source=tmp_path / "src.json")
-    assert counts["labels"] == 599
-    verdicts = [row["verdict"] for row in iter_jsonl(tmp_path / "c" / "labels.jsonl") if "verdict" in row]
-    assert verdicts.count("cannot_assess") == 1
+    path = tmp_path / "charm100.json"
+    path.write_text(json.dumps(source), encoding="utf-8")
+    assert charm100_import(source=path)["labels"] == 599
+    assert Label.objects.filter(verdict="cannot_assess").count() == 1

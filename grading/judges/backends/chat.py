@@ -44,7 +44,7 @@ from urllib3.exceptions import TimeoutError as TransportTimeout
 
 from ...models import Judge
 from ..compiled import CompiledCall, compiled_parse
-from ..endpoints import DEFAULT_BASE_URL, endpoint_problems, redact
+from ..endpoints import endpoint_problems, endpoint_url, redact
 from ..plan import PromptBuilder, template_for
 from ..ratelimit import EndpointLimiter, EndpointLimits, endpoint_id, request_tokens, stricter
 from ..settings import REASONING_EFFORTS, JudgeSettings, SettingsError
@@ -170,8 +170,9 @@ class ChatBackend:
         self.limiter = limiter
         self.json_mode = config.json_mode
         self.reasoning = bool(config.reasoning_effort)
-        # The operator's allowlists, checked again here: a judge saved before they changed, or
-        # written around the services, still sends nothing anywhere else (issue 11).
+        # The operator's endpoints, checked again here: a judge saved before they changed, or
+        # written around the services, still sends nothing anywhere else, and its key only to the
+        # endpoint it is paired with (issues 11 and 27). The URL called is the normalized one checked.
         problems = endpoint_problems(base_url=config.base_url, api_key_env=config.api_key_env, calls_out=True)
         if problems:
             raise CallFailed("; ".join(problems.values()), attempts=0)
@@ -181,7 +182,7 @@ class ChatBackend:
             if not api_key:
                 raise CallFailed(f"environment variable {config.api_key_env} is not set", attempts=0)
         self.api_key = api_key
-        self.url = (config.base_url or DEFAULT_BASE_URL).rstrip("/") + "/chat/completions"
+        self.url = endpoint_url(config.base_url) + "/chat/completions"
         self.headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "evalsite-judge"}
         if config.api_key_env:
             self.headers["Authorization"] = f"Bearer {api_key}"

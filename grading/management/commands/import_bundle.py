@@ -25,7 +25,8 @@ class Command(JsonCommand):
         parser.add_argument("--judge", default=None, help="the judge that graded results are imported as (HealthBench --grades)")
         for name, what in (("completions", "the responses to grade (HealthBench: prompt_id, model, completion)"),
                            ("grades", "graded results imported as --judge's judgments"),
-                           ("mapping", "a JSON file mapping the file's fields to prompt and response (Label Studio)")):
+                           ("mapping", "a JSON file saying how the file maps onto the project (Label Studio: the fields "
+                                       "of prompt and response; Autorubric: names and project settings)")):
             parser.add_argument(f"--{name}", default=None, help=what)
         parser.add_argument(
             "--update-settings", action="store_true",

@@ -6,7 +6,8 @@ Loads, idempotently (running it again changes nothing):
   baseline judge, so the two judges can be compared side by side;
 - ``clinical-workspace``: a few unlabeled cases of the same kind, assigned to the demo
   annotators of both cohorts with overlap 2, for labeling in the browser;
-- ``charm-100`` and ``devai``: the vendored public datasets converted to bundles.
+- ``charm-100``: the vendored CHARM-100 dataset, read by the app's Autorubric importer;
+- ``devai``: the vendored DevAI dataset converted to a bundle.
 Then sets the demo users' passwords and prints the URL and the logins.
 """
 import json
@@ -18,7 +19,7 @@ from django.db import transaction
 
 from annotation.assignments import assignments_create
 from annotation.models import Cohort, CohortMembership, Project, ProjectRole
-from demo.charm100 import convert_charm100
+from demo.charm100 import charm100_import
 from demo.clinical import DEFAULT_COHORTS, generate_clinical
 from demo.devai import convert_devai
 from evalsite.cli import JsonCommand
@@ -46,8 +47,7 @@ class Command(JsonCommand):
             work = Path(tmp)
             generate_clinical(work / "clinical")
             bundle_import(path=work / "clinical")
-            convert_charm100(work / "charm100")
-            bundle_import(path=work / "charm100")
+            charm100_import()
             convert_devai(work / "devai")
             bundle_import(path=work / "devai")
             generate_clinical(work / "workspace", slug=WORKSPACE, n_cases=6, human_answer_cases=0, judge=None, seed=11)

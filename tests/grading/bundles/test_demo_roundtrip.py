@@ -18,6 +18,7 @@ from tests.grading.reports.test_report_snapshots import (
     _plain,
     _small_clinical,
     _trimmed,
+    _trimmed_charm100,
 )
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +39,7 @@ def demo(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as patch, transaction.atomic():
         cache.clear()
         patch.setattr(load_demo, "generate_clinical", _small_clinical)
-        patch.setattr(load_demo, "convert_charm100", _trimmed(load_demo.convert_charm100))
+        patch.setattr(load_demo, "charm100_import", _trimmed_charm100)
         patch.setattr(load_demo, "convert_devai", _trimmed(load_demo.convert_devai))
         call_command("load_demo", "--json", stdout=io.StringIO())
         project = Project.objects.get(slug="clinical-demo")

@@ -60,9 +60,15 @@ def test_no_budget_means_no_cap_and_a_bad_budget_is_refused(priced, chat_server)
     judge_run_execute(run=run)
     run.refresh_from_db()
     assert (run.status, run.budget_usd, run.done_calls) == (JudgeRun.FINISHED, None, ITEMS)
-    for bad in ("-1", "lots", "NaN"):
+    # Beyond what the column holds (12 digits, 4 after the point): refused on every database, not
+    # sent to PostgreSQL as a numeric overflow (issue 27, point 7).
+    for bad in ("-1", "lots", "NaN", "Infinity", "1e400", "9223372036854775808", "100000000", "0.00001"):
         with pytest.raises(ValidationError, match="budget"):
             judge_run_create(judge=priced, budget_usd=bad)
+    assert JudgeRun.objects.filter(judge=priced).count() == 1
+    with pytest.raises(CommandError, match=r"budget 1e400: Ensure that there are no more than 12 digits in total"):
+        call_command("run_judge", "--project", "mini", "--judge", priced.name, "--budget", "1e400")
+    assert JudgeRun.objects.filter(judge=priced).count() == 1
 
 
 def test_the_command_says_the_run_paused_at_its_budget(priced, chat_server):
@@ -87,3 +93,23 @@ def test_the_runs_table_offers_to_raise_the_budget(priced, client, mini_project,
         client.post(f"/projects/{mini_project.slug}/judges/runs/{run.pk}/resume/", {"budget_usd": "0.05"})
     run.refresh_from_db()
     assert (run.status, run.budget_usd, run.done_calls) == (JudgeRun.FINISHED, Decimal("0.05"), ITEMS)
+
+
+@pytest.mark.parametrize("budget", ["9223372036854775808", "1e400", "NaN", "-1", "0.00001", "lots"])
+def test_resuming_on_the_runs_table_with_a_budget_out_of_range_is_a_form_error(priced, client, mini_project, django_user_model,
+                                                                                 chat_server, budget):
+    """Issue 27, point 7: the resume button's budget went to the service as typed, past the form's
+    field, and PostgreSQL answered a numeric overflow (a 500). Now the form's field reads it."""
+    client.force_login(grant(django_user_model.objects.create_user("boss", password="pw"), mini_project, "manager"))
+    run = judge_run_create(judge=priced, budget_usd="0.002")
+    judge_run_execute(run=run)
+    run.refresh_from_db()
+    assert run.status == JudgeRun.PAUSED
+    answer = client.post(f"/projects/{mini_project.slug}/judges/runs/{run.pk}/resume/", {"budget_usd": budget}, follow=True)
+    assert answer.status_code == 200
+    assert f"Run {run.pk} not resumed: Budget (USD): " in answer.content.decode()
+    run.refresh_from_db()
+    assert (run.status, run.budget_usd, run.done_calls) == (JudgeRun.PAUSED, Decimal("0.002"), 2)
+    partial = client.post(f"/projects/{mini_project.slug}/judges/runs/{run.pk}/resume/", {"budget_usd": budget},
+                          HTTP_HX_REQUEST="true")
+    assert partial.status_code == 200

@@ -1,22 +1,29 @@
-"""Judges use only the credentials and endpoints the operator lists (issue 11, point 1): refused in
-the service, the judges page, the admin and project.json; refused again when a run starts, so no
-call leaves with another secret or to another address; error bodies stored short and without
-keys; redirects not followed; every change of a judge audited. The test settings allow the
-loopback addresses and four key variables (evalsite/settings/test.py)."""
+"""Judges use only the endpoints the operator lists, each key only on the endpoint it is paired
+with (issues 11, point 1, and 27, point 6): refused in the service, the judges page, the admin and
+project.json; refused again when a run starts, so no call leaves with another secret or to another
+address; URLs normalized before they are compared (``%2e%2e`` is ``..``); error bodies stored short
+and without keys; redirects not followed; every change of a judge audited. The test settings pair
+the loopback addresses with no key or one of four key variables (evalsite/settings/test.py)."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from django.core.exceptions import ValidationError
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 
 from annotation.models import AuditEvent
 from grading.bundles import BundleError, bundle_import
 from grading.judges.backends import CallFailed, ChatBackend, ChatConfig
-from grading.judges.endpoints import base_url_allowed, endpoint_problems, redact
+from grading.judges.endpoints import base_url_allowed, endpoint_problems, endpoint_url, endpoints_check, redact
 from grading.judges.services import judge_save
 from grading.models import Judge, JudgeRun
 from tests.bundles import bundle_parts, write_bundle
 from tests.grading.judges.chat_server import ChatServer, Reply
 from tests.roles import grant
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("url, allowed", [
@@ -34,19 +41,118 @@ from tests.roles import grant
     ("http://127.0.0.1:99999/v1", False),  # no such port
     ("http://127.0.0.1/v1?x=1", False),
     ("", False),  # the official endpoint: not listed in the tests
+    ("HTTP://LocalHost:8000/v1", True),  # scheme and host in any case
+    ("http://127.0.0.1/v1/%2e%2e/x", False),  # an escaped '..': a server that decodes would climb out
+    ("http://127.0.0.1/v1/%2E%2e/x", False),
+    ("http://127.0.0.1/v1/.%2e/x", False),
+    ("http://127.0.0.1/v1/%252e%252e/x", False),  # escaped twice
+    ("http://127.0.0.1/v1/%2e/x", False),
+    ("http://127.0.0.1/v1/./x", False),
+    ("http://127.0.0.1/v1%2f..%2fx", False),  # an escaped slash around '..'
+    ("http://127.0.0.1/v1\\..\\x", False),  # a backslash, read as a slash by some servers
+    ("http://127.0.0.1/v1 /x", False),
+    ("http://127.0.0.1%2eevil.example/v1", False),  # an escaped dot in the host
+    ("http://127.0.0.1/v1?", False),  # an empty query is still one
 ])
 def test_base_urls_are_compared_by_their_parts(url, allowed):
     assert base_url_allowed(url) is allowed
 
 
 def test_a_listed_path_and_port_bound_what_passes(settings):
-    settings.EVALSITE_JUDGE_BASE_URLS = ["https://api.openai.com/v1", "http://127.0.0.1:9000/proxy"]
+    settings.EVALSITE_JUDGE_ENDPOINTS = [("https://api.openai.com/v1", "OPENAI_API_KEY"), ("http://127.0.0.1:9000/proxy", "")]
     assert base_url_allowed("") and base_url_allowed("https://api.openai.com/v1/")
     assert not base_url_allowed("https://api.openai.com/v10") and not base_url_allowed("https://api.openai.com/")
     assert not base_url_allowed("https://api.openai.com/v1/../admin")
     assert base_url_allowed("http://127.0.0.1:9000/proxy/v1") and not base_url_allowed("http://127.0.0.1:9001/proxy")
-    settings.EVALSITE_JUDGE_BASE_URLS = []
+    settings.EVALSITE_JUDGE_ENDPOINTS = []
     assert "none is configured" in endpoint_problems(base_url="", api_key_env="", calls_out=True)["base_url"]
+
+
+def test_an_escaped_dot_segment_never_leaves_the_listed_path(settings):
+    """The finding: ``/proxy/%2e%2e/admin`` started with the listed ``/proxy`` and passed."""
+    settings.EVALSITE_JUDGE_ENDPOINTS = [("http://127.0.0.1:9000/proxy", "")]
+    for url in ("http://127.0.0.1:9000/proxy/%2e%2e/admin", "http://127.0.0.1:9000/proxy/%2E%2E/admin",
+                "http://127.0.0.1:9000/proxy/%252E%252E/admin", "http://127.0.0.1:9000/proxy/v1/%2e%2e/%2e%2e/admin"):
+        assert not base_url_allowed(url), url
+        assert "must not contain '.' or '..' segments" in endpoint_problems(base_url=url, api_key_env="", calls_out=True)["base_url"]
+
+
+def test_urls_are_normalized_before_the_check_and_called_as_checked(settings):
+    settings.EVALSITE_JUDGE_ENDPOINTS = [("https://api.openai.com:443/v1", "OPENAI_API_KEY")]
+    assert endpoint_url("HTTPS://API.OpenAI.com:443/%76%31/") == "https://api.openai.com/v1"
+    assert base_url_allowed("https://API.OPENAI.COM/v1") and base_url_allowed("https://api.openai.com:443/%76%31")
+    assert not base_url_allowed("https://api.openai.com:8443/v1")  # the prefix names its port: only that one
+    assert not base_url_allowed("http://api.openai.com/v1")
+    assert endpoint_url("http://127.0.0.1:80/v1") == "http://127.0.0.1/v1"
+    backend = ChatBackend(ChatConfig(model="m", base_url="HTTPS://API.OPENAI.COM:443/v1/", api_key_env="", temperature=0,
+                                     max_retries=0))
+    assert backend.url == "https://api.openai.com/v1/chat/completions"
+    backend.close()
+
+
+def test_a_key_goes_only_to_the_endpoint_it_is_paired_with(settings, mini_project, make_judge, run_judge, monkeypatch):
+    """The finding: a judge on a second allowed endpoint received the first provider's key."""
+    first, second = ChatServer().start(), ChatServer().start()
+    try:
+        settings.EVALSITE_JUDGE_ENDPOINTS = [(first.url, "JUDGE_TEST_KEY"), (second.url, "LOCAL_KEY")]
+        monkeypatch.setenv("JUDGE_TEST_KEY", "sk-first-provider-0001")
+        monkeypatch.setenv("LOCAL_KEY", "sk-second-provider-0002")
+        thief = Judge(project=mini_project, name="thief", backend=Judge.OPENAI, model="m", base_url=second.url,
+                      api_key_env="JUDGE_TEST_KEY")
+        with pytest.raises(ValidationError) as refused:
+            judge_save(judge=thief)
+        message = refused.value.message_dict["api_key_env"][0]
+        assert f"'JUDGE_TEST_KEY' is sent only to {first.url}, never to '{second.url}'" in message
+        sneaked = _sneak(make_judge(name="sneaked", base_url=second.url), api_key_env="JUDGE_TEST_KEY")
+        with pytest.raises(ValidationError, match="is sent only to"):  # refused when a run starts
+            run_judge(sneaked)
+        with pytest.raises(CallFailed, match="is sent only to"):  # and by the backend itself
+            ChatBackend(ChatConfig(model="m", base_url=second.url, api_key_env="JUDGE_TEST_KEY", temperature=0, max_retries=0))
+        assert second.requests == [] and first.requests == []
+        # Each key on its own endpoint; no key at all on either.
+        assert judge_save(judge=Judge(project=mini_project, name="own", backend=Judge.OPENAI, model="m", base_url=second.url,
+                                      api_key_env="LOCAL_KEY")).pk
+        run, _ = run_judge(make_judge(name="paired", base_url=second.url, api_key_env="LOCAL_KEY", max_retries=0))
+        assert second.headers and {h["authorization"] for h in second.headers} == {"Bearer sk-second-provider-0002"}
+        assert endpoint_problems(base_url=first.url, api_key_env="", calls_out=True) == {}
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_malformed_endpoint_list_is_a_check_error(settings):
+    settings.EVALSITE_JUDGE_ENDPOINTS = [("ftp://files.example/v1", "OPENAI_API_KEY")]
+    errors = endpoints_check()
+    assert [e.id for e in errors] == ["grading.E001"] and "'ftp://files.example/v1' must be an http:// or https://" in errors[0].msg
+    with pytest.raises(ImproperlyConfigured):
+        endpoint_problems(base_url="", api_key_env="", calls_out=True)
+    settings.EVALSITE_JUDGE_ENDPOINTS = []
+    settings.EVALSITE_JUDGE_CREDENTIALS = ["OPENAI_API_KEY"]  # a settings module that still sets a replaced list
+    assert "replaced by EVALSITE_JUDGE_ENDPOINTS" in endpoints_check()[0].msg
+
+
+def test_the_environment_format_pairs_each_prefix_with_one_variable():
+    from evalsite.settings.base import judge_endpoints_parse
+
+    assert judge_endpoints_parse(" https://api.openai.com/v1=OPENAI_API_KEY, http://127.0.0.1:11434/v1 ,,") == [
+        ("https://api.openai.com/v1", "OPENAI_API_KEY"), ("http://127.0.0.1:11434/v1", "")]
+    for bad in ("https://api.openai.com/v1=sk-live-123", "=OPENAI_API_KEY", "http://x/v1=A B"):
+        with pytest.raises(ImproperlyConfigured, match="is not PREFIX=VARIABLE or PREFIX"):
+            judge_endpoints_parse(bad)
+
+
+@pytest.mark.parametrize("variable", ["EVALSITE_JUDGE_CREDENTIALS", "EVALSITE_JUDGE_BASE_URLS"])
+def test_the_replaced_variables_stop_the_start_with_one_line(variable):
+    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    environment.update({"DJANGO_SETTINGS_MODULE": "evalsite.settings.local", variable: "OPENAI_API_KEY"})
+    result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=environment, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"evalsite: the settings evalsite.settings.local cannot start: {variable}: replaced by EVALSITE_JUDGE_ENDPOINTS, "
+        "which pairs each base URL with the one variable sent to it, e.g. "
+        "EVALSITE_JUDGE_ENDPOINTS=https://api.openai.com/v1=OPENAI_API_KEY; unset the old variables "
+        "(README, Deployment: moving to EVALSITE_JUDGE_ENDPOINTS)"]
 
 
 def test_a_credential_outside_the_list_is_refused_and_named(mini_project):
@@ -147,7 +253,7 @@ def test_a_run_sends_nothing_with_a_secret_outside_the_list(make_judge, run_judg
 
 def test_a_run_sends_nothing_to_an_address_outside_the_list(make_judge, run_judge, chat_server, settings):
     judge = make_judge()
-    settings.EVALSITE_JUDGE_BASE_URLS = ["http://localhost"]  # the server listens on 127.0.0.1: not listed now
+    settings.EVALSITE_JUDGE_ENDPOINTS = [("http://localhost", "")]  # the server listens on 127.0.0.1: not listed now
     with pytest.raises(ValidationError, match="is not under an endpoint"):
         run_judge(judge)
     with pytest.raises(CallFailed, match="is not under an endpoint"):

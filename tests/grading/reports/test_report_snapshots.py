@@ -10,6 +10,7 @@ its last bits). The answers hold no timestamps and no database ids (rows are nam
 import io
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,18 @@ def _small_clinical(out_dir, **options):
     from demo.clinical import generate_clinical
 
     return generate_clinical(out_dir, **{**options, **{k: min(options.get(k, v), v) for k, v in SMALL_CLINICAL.items()}})
+
+
+def _trimmed_charm100(**options):
+    """CHARM-100 imported with only its first items (so its first cases, with their responses and labels)."""
+    from demo.charm100 import VENDORED_SOURCE, charm100_import
+
+    data = json.loads(VENDORED_SOURCE.read_text(encoding="utf-8"))
+    data["items"] = data["items"][:TRIMMED_CASES]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "charm100.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return charm100_import(source=path, **options)
 
 
 def _trimmed(convert):
@@ -67,7 +80,7 @@ def demo(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as patch, transaction.atomic():
         cache.clear()
         patch.setattr(load_demo, "generate_clinical", _small_clinical)
-        patch.setattr(load_demo, "convert_charm100", _trimmed(load_demo.convert_charm100))
+        patch.setattr(load_demo, "charm100_import", _trimmed_charm100)
         patch.setattr(load_demo, "convert_devai", _trimmed(load_demo.convert_devai))
         call_command("load_demo", "--json", stdout=io.StringIO())
         from annotation.models import Project
