@@ -45,7 +45,11 @@ def number(obj: dict, key: str, *, prefix: str = "", default: float | None = Non
     value = obj.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    try:
+        finite = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    except OverflowError:  # an integer beyond a double
+        finite = False
+    if not finite:
         raise FieldError(prefix + key, f"field {prefix + key!r} must be a number")
     return float(value)
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
-OTHER_BENCHES = ("bench.load_labels", "bench.job_faults")
+OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles")
 
 
 def say(name: str, value, unit: str = "") -> None:

@@ -7,7 +7,8 @@ Celery task, never run inside the web request.
 longer than ``EVALSITE_JOB_LEASE_SECONDS`` (it died: the broker delivered the task again) — so a
 job runs once at a time even if the broker delivers it twice; it runs it with progress and a
 heartbeat written as it goes, and ends it finished with its result or failed with the one-line
-error (an import's error names the file, line and field). A killed worker leaves nothing
+error (an import's error names the file, line and field); an import's upload is removed when it
+ends, finished or failed (a failed job is not run again). A killed worker leaves nothing
 half-written: an import is one transaction, and a new attempt at an export first removes what
 the dead one left in the job's directory.
 """
@@ -165,8 +166,10 @@ def data_job_run(*, job_id: int) -> DataJob:
         if not isinstance(exc, (BundleError, ValidationError)):
             logger.exception("data job %s (%s) failed", job.pk, job.kind)
         message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-        DataJob.objects.filter(pk=job.pk).update(status=DataJob.FAILED, error=message[:2000], finished_at=timezone.now(),
-                                                 stage="failed")
+        if job.kind == DataJob.IMPORT:
+            _upload_remove(job)  # a failed import is not retried: its upload would stay on disk for good
+        DataJob.objects.filter(pk=job.pk).update(status=DataJob.FAILED, error=_storable(message[:2000]),
+                                                 finished_at=timezone.now(), stage="failed")
     else:
         DataJob.objects.filter(pk=job.pk).update(status=DataJob.FINISHED, result=result, progress_pct=100.0,
                                                  finished_at=timezone.now(), stage="done")
@@ -226,9 +229,15 @@ def _import(job: DataJob) -> dict:
     result = format_import(request, name=job.params.get("format") or None)
     project = Project.objects.filter(slug=result["project"]).first()
     DataJob.objects.filter(pk=job.pk).update(project=project)
-    try:
-        path.unlink()  # the data is in the database now
-        shutil.rmtree(path.parent, ignore_errors=True)
-    except OSError:
-        pass
+    _upload_remove(job)  # the data is in the database now
     return result
+
+
+def _upload_remove(job: DataJob) -> None:
+    """Remove an import's upload and its folder (``EVALSITE_JOBS_DIR/<id>/``), once it ended."""
+    shutil.rmtree(Path(settings.EVALSITE_JOBS_DIR) / str(job.pk), ignore_errors=True)
+
+
+def _storable(message: str) -> str:
+    """An error as a text column holds it: a NUL or a lone surrogate a message quotes, escaped."""
+    return message.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")

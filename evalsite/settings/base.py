@@ -87,6 +87,11 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'evalsite.sqlite3'}"),
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend, reading a decimal column beyond its digits without raising (evalsite.sqlite).
+    DATABASES["default"]["ENGINE"] = "evalsite.sqlite"
+    # Tests: Django's in-memory database, named so, as the engine is not Django's own (pytest-django
+    # gives each xdist worker a suffixed copy of a named file otherwise; an in-memory one needs none).
+    DATABASES["default"].setdefault("TEST", {}).setdefault("NAME", ":memory:")
     # WAL lets the web server and the worker read while the other writes.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].update(
@@ -285,12 +290,17 @@ EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, 
 EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES = env.int("EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", default=2000)
 # The largest bundle a browser may upload; bigger uploads are refused before they are read.
 EVALSITE_MAX_UPLOAD_BYTES = env.int("EVALSITE_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)
-# Bundles (grading.bundles.reader): the most a bundle's files may add up to uncompressed, the most
-# a zip entry may expand, the longest line of a .jsonl file, the most blank lines in one.
+# Bundles (grading.bundles.reader, grading.bundles.limits): the most a bundle's files may add up to
+# uncompressed (counted as they are read), the most a zip entry may expand, the most entries a zip
+# may hold (counted from its end record, before its directory is read), the longest line of a
+# .jsonl file, the most blank lines in one and the most blank space (whitespace-only lines and the
+# whitespace around a line's JSON), each checked while the file streams.
 EVALSITE_BUNDLE_MAX_BYTES = env.int("EVALSITE_BUNDLE_MAX_BYTES", default=8 * 1024**3)
 EVALSITE_BUNDLE_MAX_RATIO = env.int("EVALSITE_BUNDLE_MAX_RATIO", default=100)
+EVALSITE_BUNDLE_MAX_ENTRIES = env.int("EVALSITE_BUNDLE_MAX_ENTRIES", default=1000)
 EVALSITE_BUNDLE_MAX_LINE_BYTES = env.int("EVALSITE_BUNDLE_MAX_LINE_BYTES", default=16 * 1024**2)
 EVALSITE_BUNDLE_MAX_BLANK_LINES = env.int("EVALSITE_BUNDLE_MAX_BLANK_LINES", default=10_000)
+EVALSITE_BUNDLE_MAX_BLANK_BYTES = env.int("EVALSITE_BUNDLE_MAX_BLANK_BYTES", default=1024**2)
 # Any other request body: the most it may hold (a batch of 1,000 labels with long rationales fits).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 # Uploads above this size go to a temporary file instead of memory.

@@ -118,9 +118,8 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep, PeopleStep):
 
         with transaction.atomic():
             self.project = self._project(slug, settings)
-            self.batch = ImportBatch.objects.create(
-                project=self.project, bundle_sha256=self.reader.sha256(), source=str(self.reader.path),
-                imported_by=self.user,
+            self.batch = ImportBatch.objects.create(  # its digest is made while the files are read (issue 27)
+                project=self.project, bundle_sha256="", source=str(self.reader.path), imported_by=self.user,
             )
             self.cohorts = self._cohorts([c["name"] for c in cohorts])
             self.judges = self._judges(judges)
@@ -151,7 +150,8 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep, PeopleStep):
                 counts["adjudications"] = adjudications_written
             if any(counts.values()) or self.project_written:
                 self.batch.counts = counts
-                self.batch.save(update_fields=["counts"])
+                self.batch.bundle_sha256 = self.reader.sha256()
+                self.batch.save(update_fields=["counts", "bundle_sha256"])
             else:
                 self.batch.delete()  # nothing changed: leave no trace
         if any(counts.values()):

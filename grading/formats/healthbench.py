@@ -76,7 +76,7 @@ class LineReader:
         if not path.is_file():
             raise self.error(path.name, None, "path", "no such file")
         real = path.resolve() if path.is_symlink() else path
-        with BundleReader(real.parent) as reader:
+        with BundleReader(real.parent, records=False) as reader:  # checked as a bundle once converted
             yield from reader.iter_jsonl(real.name)
 
     def error(self, name: str, line: int | None, field: str, message: str):
@@ -270,9 +270,11 @@ def converted_import(*, request: ImportRequest, project: dict, files: dict[str, 
 
     with tempfile.TemporaryDirectory(prefix="converted-") as folder:
         bundle = Path(folder)
-        (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8")
+        # A lone surrogate is written as its JSON escape, which the bundle reader refuses by field.
+        (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8",
+                                             errors="backslashreplace")
         for name in ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl"):
-            with open(bundle / name, "w", encoding="utf-8") as out:
+            with open(bundle / name, "w", encoding="utf-8", errors="backslashreplace") as out:
                 out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in files.get(name, ()))
         try:
             result = bundle_import(path=bundle, user=request.user, update_settings=request.update_settings)

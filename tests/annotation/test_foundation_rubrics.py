@@ -76,3 +76,13 @@ class RubricVersionTests:
         current = RubricVersion.objects.get(project=mini_project, case__external_id="c1", is_current=True)
         assert current.pk == original.pk
         assert RubricVersion.objects.filter(project=mini_project, case__external_id="c1").count() == 2
+
+
+def test_a_number_beyond_a_double_is_a_field_error_not_an_overflow():
+    """Issue 27: a weight such as 10**400 (json.loads reads it as an int) is named, not an OverflowError."""
+    from annotation.rubrics import rubric_specs_clean
+    from annotation.specs import FieldError
+
+    with pytest.raises(FieldError) as info:
+        rubric_specs_clean([{"criterion_id": "a", "text": "Recommends an ECG", "weight": 10**400}])
+    assert (info.value.field, info.value.message) == ("[0].weight", "field '[0].weight' must be a number")

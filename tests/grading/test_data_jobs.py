@@ -166,6 +166,29 @@ def test_an_import_is_all_or_nothing_and_names_the_first_error(mini_project, cli
     assert "Failed: labels.jsonl line 5" in html
 
 
+def test_a_failed_import_names_the_field_and_leaves_no_upload_on_disk(mini_project, client, tmp_path, jobs_dir,
+                                                                      django_capture_on_commit_callbacks):
+    """Issue 27: a NUL in an annotator's name is the job's error by file, line and field (on
+    PostgreSQL it was a DataError's text), and the upload is removed (failed jobs are not run again)."""
+    manager = user("boss", mini_project, "manager")
+    client.force_login(manager)
+    parts = bundle_parts()
+    parts["labels"][0]["annotator"] = "ann\x001"
+    bundle = write_bundle(tmp_path / "nul", parts)
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in bundle.iterdir():
+            archive.write(path, path.name)
+    before = Label.objects.count(), get_user_model().objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post("/projects/mini/import/", {"bundle": SimpleUploadedFile("nul.zip", data.getvalue())})
+    job = DataJob.objects.get(kind="import")
+    assert job.status == "failed"
+    assert job.error == "labels.jsonl line 1: field 'annotator' holds a NUL character (\\u0000), which the database cannot store"
+    assert not (jobs_dir / str(job.pk)).exists()
+    assert (Label.objects.count(), get_user_model().objects.count()) == before
+
+
 def test_a_bundle_of_another_project_and_a_file_too_large_are_refused(mini_project, client, settings, tmp_path,
                                                                       django_capture_on_commit_callbacks):
     manager = user("boss", mini_project, "manager")

@@ -206,7 +206,10 @@ class _Converter:
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    """A lone surrogate (json.loads reads one) is written as its JSON escape, which the bundle
+    reader refuses by field."""
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8",
+                    errors="backslashreplace")
 
 
 def _named(exc: BundleError, converter: _Converter, config: Path | None) -> BundleError:
@@ -249,7 +252,8 @@ def read(request: ImportRequest) -> dict:
     project = {"slug": request.project, "name": name, "rubric": converter.rubric(), "cohorts": [{"name": COHORT}]}
     with tempfile.TemporaryDirectory(prefix="labelstudio-") as work:
         bundle = Path(work)
-        (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8")
+        (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8",
+                                             errors="backslashreplace")
         for name, rows in (("cases", converter.cases), ("responses", converter.responses), ("labels", converter.labels),
                            ("judgments", [])):
             _write_jsonl(bundle / f"{name}.jsonl", rows)
