@@ -5,7 +5,10 @@ judgments) is written here, so that none can carry a live formula or break a row
   carriage return or a line feed is a formula to a spreadsheet (CSV or formula injection). In a
   CSV it gets a leading apostrophe, which spreadsheets hide and read as "this is text"; in an
   XLSX it is stored as a string with the "quote prefix" flag, so it shows as typed and never runs.
-  Numbers stay numbers (a negative number is a number, not text).
+  Numbers stay numbers (a negative number is a number, not text). A CSV text that already begins
+  with apostrophes before such a start gets one more, so that reading a cell back
+  (``csv_cell_read``: one leading apostrophe off where the rest would be a formula) gives exactly
+  the text written; an XLSX cell reads back as written (``xlsx_cell_read``).
 - Every text cell of a CSV is quoted (``QUOTE_NONNUMERIC``), so a control character inside a cell
   (a bare carriage return, a vertical tab) stays inside its cell for every reader; rows end in
   CRLF (RFC 4180).
@@ -40,7 +43,24 @@ def csv_cell(value):
         return ""
     if isinstance(value, bool) or not isinstance(value, str):
         return value
-    return "'" + value if _formula_like(value) else value
+    return "'" + value if _formula_like(value.lstrip("'")) else value
+
+
+def csv_cell_read(text: str) -> str:
+    """The text a CSV cell of ``csv_cell`` holds: the apostrophe it put before a formula start taken
+    off (a spreadsheet that saves such a cell as CSV writes it the same way)."""
+    return text[1:] if text.startswith("'") and _formula_like(text.lstrip("'")) else text
+
+
+_XML_ESCAPED = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def xlsx_cell_read(value):
+    """The value of a workbook cell as written: the ``_xHHHH_`` escapes of characters XML cannot
+    hold (Office Open XML; Excel writes them too, openpyxl reads them as they are) turned back."""
+    if isinstance(value, str) and "_x" in value:
+        return _XML_ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), value)
+    return value
 
 
 def csv_writer(stream):
@@ -132,6 +152,14 @@ class XlsxWriter:
     def rows(self, rows: Iterable) -> None:
         for values in rows:
             self.row(values)
+
+    def abandon(self) -> None:
+        """Give the workbook up unsaved (a sheet refused as too long): no file is written, and each
+        sheet's writer is closed and its temporary file removed (openpyxl's write-only sheets stream
+        into temporary files until the workbook is saved)."""
+        for sheet in self._workbook.worksheets:
+            sheet.close()
+            sheet._writer.cleanup()
 
     def close(self) -> None:
         """Save, then rewrite the zip with fixed member times and document times (byte-stable)."""

@@ -20,3 +20,34 @@ class BundleUploadForm(forms.Form):
         readable = formats(reading=True)
         self.fields["format"].choices = [("", "recognize from the file"), *((f.name, f.title) for f in readable)]
         self.fields["bundle"].help_text = "Upload " + "; or ".join(f"{f.upload_help} ({f.title})" for f in readable) + "."
+
+
+
+def column_kinds_from(post, tables) -> dict:
+    """The kinds the upload's column step posts (``i.table`` for the file's table ``i``), as a column
+    mapping; a kind its menu does not offer is left out (the table's columns then say what it is)."""
+    mapping: dict = {"tables": {}}
+    for i, table in enumerate(tables):
+        kind = post.get(f"{i}.table", "")
+        mapping["tables"][table.name] = {"table": kind} if kind in {k for k, _ in table.kinds} else {}
+    return mapping
+
+
+def column_mapping_from(post, tables) -> dict:
+    """The column mapping the upload's column step posts (``grading/job_columns.html``), given the
+    file's ``tables`` read with the posted kinds (``column_kinds_from``): each table's kind and, when
+    the menus shown were that kind's (``i.shown``), each field's column (``i.FIELD``; empty: none). A
+    column the menus do not offer is left out (the field then gets the column named like it)."""
+    mapping = column_kinds_from(post, tables)
+    for i, table in enumerate(tables):
+        entry = mapping["tables"][table.name]
+        if table.kind and entry.get("table") == table.kind == post.get(f"{i}.shown"):
+            columns = {}
+            for field in table.fields:
+                value = post.get(f"{i}.{field.name}")
+                if value == "":
+                    columns[field.name] = None
+                elif value in table.headers:
+                    columns[field.name] = value
+            entry["columns"] = columns
+    return mapping

@@ -12,6 +12,7 @@ ends, finished or failed (a failed job is not run again). A killed worker leaves
 half-written: an import is one transaction, and a new attempt at an export first removes what
 the dead one left in the job's directory.
 """
+import json
 import logging
 import shutil
 import threading
@@ -29,7 +30,7 @@ from django.utils import timezone
 from annotation.access import project_check
 from annotation.models import Project
 
-from .formats.registry import FormatError, ImportRequest, format_get, format_import, formats, upload_suffixes
+from .formats.registry import FormatError, ImportRequest, format_for, format_get, format_import, formats, upload_suffixes
 from .models import DataJob
 from .queueing import task_send
 
@@ -99,10 +100,12 @@ def data_job_export_start(*, project: Project, user) -> DataJob:
 
 @transaction.atomic
 def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False,
-                          data_format: str = "") -> DataJob:
+                          data_format: str = "", choose_columns: bool = False) -> DataJob:
     """Store an uploaded file and queue its import in ``data_format`` (a declared format's name;
     empty: recognized from the file when the job runs). ``project``: the project the upload must
-    belong to (checked when the job runs); None for a new project."""
+    belong to (checked when the job runs); None for a new project. ``choose_columns``: an upload in a
+    format read column by column is held (``DataJob.COLUMNS_STAGE``) until its uploader has chosen
+    its columns (``data_job_columns_choose``); without it such a file is read by its headers' names."""
     limit = settings.EVALSITE_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
@@ -126,8 +129,53 @@ def data_job_import_start(*, upload, user, project: Project | None = None, updat
             out.write(chunk)
     job.file = f"{job.pk}/upload{suffix}"
     job.save(update_fields=["file"])
+    columned = _columns_format(target, data_format) if choose_columns else None
+    if columned is not None:  # held: the uploader chooses its columns first
+        job.stage, job.params = DataJob.COLUMNS_STAGE, {**job.params, "format": columned.name}
+        job.save(update_fields=["stage", "params"])
+        return job
     _enqueue(job)
     return job
+
+
+def _columns_format(path: Path, data_format: str):
+    """The format that reads ``path`` when it is read column by column; None otherwise (a file no
+    format recognizes is queued as it is, and its job says why it failed)."""
+    try:
+        found = format_for(path, name=data_format or None)
+    except FormatError:
+        return None
+    return found if found.columns is not None else None
+
+
+def data_job_columns(*, job: DataJob, mapping: dict) -> list:
+    """The held upload's tables as ``mapping`` would have them read (``DataFormat.columns``); a file
+    that cannot be read fails the job with the reason (BundleError)."""
+    from .bundles import BundleError  # lazy: the bundle code brings pandas: loaded by the page of a held upload
+
+    fmt, path = format_get(job.params["format"], reading=True), job_path(job)
+    try:
+        if path is None:
+            raise BundleError("upload", "the uploaded file is gone; upload it again")
+        return fmt.columns(path, mapping)
+    except BundleError as exc:
+        DataJob.objects.filter(pk=job.pk, status=DataJob.QUEUED, stage=DataJob.COLUMNS_STAGE).update(
+            status=DataJob.FAILED, error=str(exc)[:2000], finished_at=timezone.now(), stage="failed")
+        raise
+
+
+@transaction.atomic
+def data_job_columns_choose(*, job: DataJob, mapping: dict) -> bool:
+    """Store the column mapping a held upload is imported with and queue it; only a job that is
+    still held takes one (locked, checked, written), so a job is queued once. False otherwise."""
+    held = DataJob.objects.select_for_update().filter(pk=job.pk, status=DataJob.QUEUED, stage=DataJob.COLUMNS_STAGE).first()
+    if held is None:
+        return False
+    held.params = {**held.params, "mapping": mapping}
+    held.stage = "queued"
+    held.save(update_fields=["params", "stage"])
+    _enqueue(held)
+    return True
 
 
 class _Progress:
@@ -150,7 +198,8 @@ def data_job_run(*, job_id: int) -> DataJob:
     now = timezone.now()
     stale = now - timedelta(seconds=settings.EVALSITE_JOB_LEASE_SECONDS)
     claimed = DataJob.objects.filter(
-        Q(status=DataJob.QUEUED) | Q(status=DataJob.RUNNING, heartbeat_at__lt=stale), pk=job_id,
+        (Q(status=DataJob.QUEUED) & ~Q(stage=DataJob.COLUMNS_STAGE)) | Q(status=DataJob.RUNNING, heartbeat_at__lt=stale),
+        pk=job_id,
     ).update(status=DataJob.RUNNING, started_at=now, heartbeat_at=now, stage="starting", attempts=F("attempts") + 1)
     job = DataJob.objects.select_related("project", "user").get(pk=job_id)
     job.claimed = bool(claimed)
@@ -224,8 +273,12 @@ def _import(job: DataJob) -> dict:
         raise BundleError("upload", "the uploaded file is gone; upload it again")
     progress = _Progress(job)
     progress(0.05, "importing")
+    files = {}
+    if job.params.get("mapping"):  # the column mapping chosen on the upload's column step
+        files["mapping"] = path.parent / "mapping.json"
+        files["mapping"].write_text(json.dumps(job.params["mapping"]), encoding="utf-8")
     request = ImportRequest(path=path, user=job.user, project=job.params.get("expect_slug"),
-                            update_settings=job.params.get("update_settings", False))
+                            update_settings=job.params.get("update_settings", False), files=files)
     result = format_import(request, name=job.params.get("format") or None)
     project = Project.objects.filter(slug=result["project"]).first()
     DataJob.objects.filter(pk=job.pk).update(project=project)

@@ -266,6 +266,9 @@ class DataJob(models.Model):
     KINDS = [(EXPORT, "gold export"), (IMPORT, "bundle import")]
     QUEUED, RUNNING, FINISHED, FAILED = "queued", "running", "finished", "failed"
     STATUSES = [(s, s) for s in (QUEUED, RUNNING, FINISHED, FAILED)]
+    # An upload of a format read column by column waits, queued but not sent to a worker, until its
+    # uploader has chosen which column is which field (grading.jobs.data_job_columns_choose).
+    COLUMNS_STAGE = "choose columns"
 
     kind = models.CharField(max_length=8, choices=KINDS)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="data_jobs")
@@ -290,3 +293,7 @@ class DataJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
+
+    @property
+    def awaiting_columns(self) -> bool:
+        return self.status == self.QUEUED and self.stage == self.COLUMNS_STAGE

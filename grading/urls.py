@@ -10,6 +10,7 @@ urlpatterns = [
     path("projects/<slug:slug>/import/", views.project_import, name="project-import"),
     path("jobs/<id:job_id>/", views.data_job, name="data-job"),
     path("jobs/<id:job_id>/download/", views.data_job_download, name="data-job-download"),
+    path("jobs/<id:job_id>/columns/", views.data_job_columns, name="data-job-columns"),
     path("api/projects/<slug:slug>/decisions/", DecisionListApi.as_view(), name="api-decisions"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/audit/", views.project_audit, name="project-audit"),

@@ -1,7 +1,8 @@
 """HTML views of the grading app that are not a report, judge or adjudication page: the project
 page researchers start from (its sections come from inclusion tags of the parts they belong to),
 and the project's data jobs — gold export and bundle import from the browser, run by a worker
-(``grading.jobs``), with a status partial the page polls while a job runs; and the project's
+(``grading.jobs``), with a status partial the page polls while a job runs, and the column step of
+an uploaded table (a format read column by column) before its import is queued; and the project's
 audit trail (managers; ``?format=csv`` downloads it whole).
 """
 import json
@@ -14,13 +15,15 @@ from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_get_for, role_of
 from evalsite.spreadsheet import csv_lines
 
 from . import jobs
 from .audit import COLUMNS, audit_actions, audit_row, audit_trail
-from .forms import BundleUploadForm
+from .bundles.errors import BundleError
+from .forms import BundleUploadForm, column_kinds_from, column_mapping_from
 from .models import DataJob
 from .templatetags.data_tags import data_section_context
 
@@ -54,9 +57,12 @@ def project_import(request, slug: str):
     form = _upload_form(request)
     if form is not None and form.is_valid():
         try:
-            jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user, project=project,
-                                       update_settings=form.cleaned_data["update_settings"],
-                                       data_format=form.cleaned_data["format"])
+            job = jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user, project=project,
+                                             update_settings=form.cleaned_data["update_settings"],
+                                             data_format=form.cleaned_data["format"], choose_columns=True)
+            if job.awaiting_columns:  # a table: its columns are chosen on the next page
+                url = reverse("data-job-columns", args=[job.pk])
+                return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
             messages.success(request, "Import queued: all or nothing; the result appears here.")
         except ValidationError as exc:
             for name, errors in exc.message_dict.items():
@@ -98,6 +104,34 @@ def data_job(request, job_id: int):
     job = _job_for(request, job_id)
     template = "grading/_job.html" if request.htmx else "grading/job.html"
     return render(request, template, {"job": job})
+
+
+@login_required
+def data_job_columns(request, job_id: int):
+    """The column step of an uploaded table: each table of the file with a menu per field, pre-filled
+    by the headers' names, and its first rows; changing a table's kind shows that kind's fields (htmx
+    partial ``#columns-form``, or the Show fields button). Import stores the choice with the job and
+    queues it; a choice that leaves a table unreadable is shown again with what is missing."""
+    job = _job_for(request, job_id)
+    if job.kind != DataJob.IMPORT or not job.awaiting_columns:
+        return redirect("data-job", job_id=job.pk)
+    try:
+        tables = jobs.data_job_columns(job=job, mapping={})
+        if request.method == "POST":
+            tables = jobs.data_job_columns(job=job, mapping=column_kinds_from(request.POST, tables))
+            mapping = column_mapping_from(request.POST, tables)
+            tables = jobs.data_job_columns(job=job, mapping=mapping)
+            if "start" in request.POST and not any(t.problems for t in tables):
+                if jobs.data_job_columns_choose(job=job, mapping=mapping):
+                    messages.success(request, "Import queued with the columns you chose: all or nothing; the result "
+                                              "appears here.")
+                return redirect(reverse("project-detail", args=[job.project.slug]) + "#project-data")
+    except BundleError as exc:  # the file cannot be read: the job failed and says why
+        messages.error(request, str(exc))
+        return redirect("data-job", job_id=job.pk)
+    template = "grading/job_columns.html#columns-form" if request.htmx else "grading/job_columns.html"
+    return render(request, template, {"job": job, "tables": tables, "upload_name": jobs.job_path(job).name,
+                                      "blocked": request.method == "POST" and any(t.problems for t in tables)})
 
 
 @login_required

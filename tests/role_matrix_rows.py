@@ -168,6 +168,8 @@ MATRIX: list[Url] = [
     # managers: import, judges and runs, assignments, roles, quality control
     Url("project-import", slug, "manage", get=None, post=302, data=upload, changes=True),
     Url("data-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
+    # the column step of an uploaded table: this import is not held for its columns, so the step sends to its page
+    Url("data-job-columns", lambda h, t: {"job_id": t.import_job}, "manage", get=302, post=302),
     Url("judges-page", slug, "manage", post=302, data=judge_form, changes=True),
     Url("judge-edit", lambda h, t: {"slug": h.slug, "judge_id": t.editable_judge}, "manage", post=302, variants=ALL,
         data=lambda h, t: {**{k.removeprefix("judge-"): v for k, v in judge_form(h, t).items() if k != "action"},

@@ -12,9 +12,11 @@ from evalsite.spreadsheet import (
     SpreadsheetTooLarge,
     XlsxWriter,
     csv_cell,
+    csv_cell_read,
     csv_lines,
     csv_rows,
     csv_writer,
+    xlsx_cell_read,
     xlsx_write,
 )
 
@@ -90,3 +92,16 @@ def test_a_sheet_longer_than_excel_allows_is_refused_by_name(tmp_path, monkeypat
         writer.row((3,))
     writer.close()  # what was written before the refusal is a whole workbook
     assert [r[0] for r in openpyxl.load_workbook(tmp_path / "t.xlsx").active.iter_rows(values_only=True)] == ["x", 1, 2]
+
+
+def test_every_cell_reads_back_as_the_text_written(tmp_path):
+    texts = [*HOSTILE, "'=already quoted", "''+twice", "'", "", "__x0041_", "\ufffe"]
+    buffer = io.StringIO(newline="")
+    csv_writer(buffer).writerows(csv_rows([(t,) for t in texts]))
+    assert [csv_cell_read(row[0]) for row in csv.reader(io.StringIO(buffer.getvalue(), newline=""))] == texts
+    assert csv_cell("'=already quoted") == "''=already quoted" and csv_cell("'quoted") == "'quoted"
+    path = tmp_path / "t.xlsx"
+    xlsx_write(path, [("sheet", ["text"], [(t,) for t in texts])])
+    read = [xlsx_cell_read(row[0]) for row in openpyxl.load_workbook(path, read_only=True).active.iter_rows(
+        min_row=2, values_only=True)]
+    assert read == [t or None for t in texts]  # an empty text is an empty cell

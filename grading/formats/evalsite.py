@@ -1,7 +1,8 @@
 """evalsite's own bundle (SPEC §4): a folder, or a .zip of it, holding project.json and the
 .jsonl files; read by ``grading.bundles.bundle_import``, written by ``grading.bundles.gold_export``
 (the bundle, gold files and manifest). Any .zip is taken for a bundle, so a zip that is not one is
-told what it lacks ("no project.json in the zip") rather than that no format reads it."""
+told what it lacks ("no project.json in the zip") rather than that no format reads it; an Office
+document (a zip with ``[Content_Types].xml``, such as an .xlsx workbook) is not taken for one."""
 import zipfile
 from pathlib import Path
 
@@ -11,7 +12,14 @@ from .registry import DataFormat, ImportRequest, register
 def _detect(path: Path) -> bool:
     if path.is_dir():
         return (path / "project.json").is_file()
-    return path.is_file() and zipfile.is_zipfile(path)
+    if not (path.is_file() and zipfile.is_zipfile(path)):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return True  # a broken zip: the bundle reader says what is wrong with it
+    return "[Content_Types].xml" not in names or any(n.endswith("project.json") for n in names)
 
 
 def _project_of(path: Path) -> str | None:

@@ -6,7 +6,9 @@ what it can do: read a file into a project (``read``, through the one label writ
 bundle importer's checks) and write a project out (``write``). Everything else follows from the
 declaration: ``manage.py import_bundle --format`` and ``export_bundle --format`` (their choices and
 auto-detection), the browser upload (a background job) with its format menu, and the API's upload
-endpoints with the format in their OpenAPI schema.
+endpoints with the format in their OpenAPI schema. A format whose files are tables read column by
+column (spreadsheets) also declares ``columns``: the upload then waits on a page where the user
+picks which column is which field, and that choice (the column mapping) goes with the job.
 
 Format modules are found by importing every module of this package on first use, so nothing here
 names a format and Django starts without loading the importers.
@@ -49,6 +51,37 @@ class ImportRequest:
 
 
 @dataclass(frozen=True)
+class ColumnField:
+    """One field of a table kind and the column chosen for it (the browser's column step)."""
+
+    name: str
+    required: bool
+    help: str
+    column: str | None  # the header chosen, None for no column
+
+
+@dataclass(frozen=True)
+class ColumnTable:
+    """One table of an uploaded file (a CSV file, a sheet of a workbook) as a format would read it
+    with a column mapping: its header, the kinds of table it may be, the kind chosen and that kind's
+    fields with their columns, what becomes of the other columns, its first rows, and what is wrong."""
+
+    name: str  # the file's or the sheet's name: the key of the column mapping's "tables"
+    headers: tuple[str, ...]
+    kinds: tuple[tuple[str, str], ...]  # (kind, title), "skip" among them
+    kind: str  # the kind chosen ("" when none fits)
+    fields: tuple[ColumnField, ...]
+    others: str  # what becomes of the columns no field takes
+    sample: tuple[tuple[str, ...], ...]  # the first rows, as text
+    problems: tuple[str, ...]
+
+
+# The column mapping a ``columns`` format reads (``ImportRequest.files["mapping"]``, a JSON file) and the
+# browser's column step writes: {"tables": {NAME: {"table": KIND, "columns": {FIELD: HEADER or null}}}}.
+ColumnMapping = dict
+
+
+@dataclass(frozen=True)
 class DataFormat:
     name: str  # what --format and the upload's "format" field take
     title: str  # the menu's words
@@ -64,6 +97,9 @@ class DataFormat:
     write: Callable[..., dict] | None = None
     # The options of an ImportRequest it reads besides the file ("judge", "completions", "grades", "mapping").
     options: tuple[str, ...] = ()
+    # Tables mapped column by column: (file, column mapping) -> the file's tables as they would be read
+    # (cheap: reads the headers and first rows). The browser's upload shows them and asks for the mapping.
+    columns: Callable[[Path, ColumnMapping], list[ColumnTable]] | None = None
 
 
 _FORMATS: dict[str, DataFormat] = {}

@@ -180,8 +180,8 @@ def test_an_upload_names_its_format_or_gets_one_that_reads_its_suffix(sheet_form
     assert "upload the bundle as a .zip of its folder (project.json and the .jsonl files)" in message
     answer = client.post("/projects/import/", {"bundle": SimpleUploadedFile("notes.txt", b"x")})
     message = client.get("/").content.decode()
-    assert ("a tab-separated sheet of cases and responses (.tsv); "
-            "or the bundle as a .zip of its folder (project.json and the .jsonl files)") in message
+    assert ("; or a tab-separated sheet of cases and responses (.tsv); or " in message
+            and "; or the bundle as a .zip of its folder (project.json and the .jsonl files); or " in message)
     assert escape("upload " + "; or ".join(f.upload_help for f in registry.formats(reading=True))) in message  # every format
     assert not DataJob.objects.exists() and _counts() == (0, 0, 0)
 
