@@ -153,8 +153,16 @@ def allowed_credentials() -> list[str]:
 
 
 def endpoints_described() -> str:
-    """The configured endpoints for a message or a help text: ``prefix (key VARIABLE)``, ..."""
-    described = [f"{e.prefix} ({'key ' + e.credential if e.credential else 'no key'})" for e in judge_endpoints()]
+    """The configured endpoints for a message or a help text, one entry per prefix with the key
+    variables paired with it: ``prefix (key A or B; or no key)``, ..."""
+    keys: dict[str, list[str]] = {}
+    for e in judge_endpoints():
+        keys.setdefault(e.prefix, []).append(e.credential)
+    described = []
+    for prefix, credentials in keys.items():
+        named = [c for c in credentials if c]
+        words = ("key " + " or ".join(named) if named else "") + (("; or " if named else "") + "no key" if "" in credentials else "")
+        described.append(f"{prefix} ({words})")
     return ", ".join(described) if described else "none is configured"
 
 

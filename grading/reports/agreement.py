@@ -354,6 +354,7 @@ def agreement_charts(result: dict, project: Project) -> dict:
         out["mf1"] = charts.bar_chart(
             title=f"MF1 per comparison (n = {n:,} paired decisions over {len(compared)} comparisons)",
             labels=[f"{c['b']} vs {c['a']}" for c in compared], series=[("MF1", [c["mf1"] for c in compared])],
+            value_title="MF1 (macro F1 of met / not met)", label_title="comparison", n=[c["n_decisions"] for c in compared],
             reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
         )
     if result.get("histogram"):
@@ -361,12 +362,14 @@ def agreement_charts(result: dict, project: Project) -> dict:
         out["histogram"] = charts.histogram(
             title=f"Case-level MF1 (n = {h['n']:,} (model, case) groups; {h['n_undefined']} undefined)",
             counts=h["counts"], edges=h["edges"], threshold=result["primary"]["threshold"],
+            value_title="case-level MF1", count_title="(model, case) groups",
         )
         by_model = result["primary"]["detail"]["by_model"]
         out["by_model"] = charts.bar_chart(
             title=f"MF1 per model, {result['primary']['b']} vs {result['primary']['a']} "
                   f"(n = {sum(v['n'] for v in by_model.values()):,})",
             labels=list(by_model), series=[("MF1", [v["mf1"] for v in by_model.values()])],
+            value_title="MF1", label_title="model", n=[v["n"] for v in by_model.values()],
         )
     return out
 
@@ -389,7 +392,8 @@ class AgreementPageParams(Params):
 
 
 def agreement_output(result: dict, params: dict) -> dict:
-    return {**result["summary"], "n_excluded_cases": result["n_excluded_cases"], "n_draft_labels": result["n_draft_labels"]}
+    return {**result["summary"], "cannot_assess": result["strategy"], "n_excluded_cases": result["n_excluded_cases"],
+            "n_draft_labels": result["n_draft_labels"]}
 
 
 AGREEMENT = register(Report(

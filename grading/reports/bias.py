@@ -345,15 +345,18 @@ def bias_charts(result: dict, project: Project) -> dict:
         out[condition] = charts.heatmap(
             title=f"Consensus-deviation bias ± Monte Carlo σ, {condition}, {unit} (n = {n:,} decisions)",
             rows=data["judges"], columns=data["targets"], matrix=data["bias"], spread=data["sd"], highlight=highlight,
+            counts=data["counts"], value_title=f"bias ({unit})", row_title="judge", column_title="graded model",
         )
         out[f"{condition}_scores"] = charts.heatmap(
             title=f"Mean score μ ± σ over samples, {condition}, {unit}", rows=data["judges"], columns=data["targets"],
-            matrix=data["mu"], spread=data["sd"], highlight=highlight, diverging=False,
+            matrix=data["mu"], spread=data["sd"], highlight=highlight, diverging=False, counts=data["counts"],
+            value_title=f"mean score μ ({unit})", row_title="judge", column_title="graded model",
         )
         if "human_bias" in data:
             out[f"{condition}_human"] = charts.heatmap(
                 title=f"Human–LLM bias vs {data['reference']} ({data['human']}), {condition}, {unit} (n = {n:,} decisions)",
                 rows=data["judges"], columns=data["targets"], matrix=data["human_bias"], highlight=highlight,
+                counts=data["counts"], value_title=f"judge − human ({unit})", row_title="judge", column_title="graded model",
             )
     return out
 

@@ -74,14 +74,17 @@ def calibration_charts(result: dict, project: Project) -> dict:
                       f"calibrated (n = {stored.get('n_holdout')} items)",
                 labels=[f"{v:g}" for v in stored.get("levels", [])],
                 series=[(name, [c / n for c in dist.get(name, [])]) for name in ("human", "raw", "calibrated")],
+                value_title="share of held-out items", label_title="score",
             )
     rows = [r for r in result.get("calibration", []) if r[5] is not None or r[6] is not None]
     if not rows:
         return out
     return {**out, "qwk": charts.bar_chart(
-        title=f"QWK against {result['reference']} on held-out responses, before and after quantile mapping "
-              f"(n = {sum(r[4] or 0 for r in rows):,} held-out responses)",
-        labels=[r[0] for r in rows], series=[("raw", [r[5] for r in rows]), ("calibrated", [r[6] for r in rows])],
+        title=f"QWK against {result['reference']} on each judge's held-out responses, before and after quantile mapping "
+              f"(n per judge in its label)",
+        labels=[f"{r[0]} (n = {r[4] or 0:,})" for r in rows],
+        series=[("raw", [r[5] for r in rows]), ("calibrated", [r[6] for r in rows])],
+        value_title="quadratic weighted kappa", label_title="judge", n=[r[4] or 0 for r in rows],
     )}
 
 

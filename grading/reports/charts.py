@@ -1,150 +1,190 @@
-"""Server-side SVG charts for the report pages: horizontal bar charts (optionally grouped,
-with a reference line), a histogram and a heatmap with highlighted cells. Output is an
-inline ``<svg>`` string with every text escaped and no external assets, so reports work
-offline; each chart states its n in the title.
+"""The report pages' charts as Vega-Lite specifications built here, on the server, and drawn in the
+browser by the vendored Vega, Vega-Lite and vega-embed (``static/vendor/vega/``; no CDN, so pages
+work offline). Vega-Lite gives what hand-drawn SVG lacked: value axes with ticks and titles,
+legends, colour scales with their legend, tooltips (with n where a value rests on one), and
+"Save as SVG / PNG" on every chart. Each page keeps a table with CSV beside its charts.
+
+A chart is a ``Chart``: its title and spec. In a template ``{{ chart }}`` renders a ``<figure>``
+holding the spec as inert JSON (``static/js/charts.js`` draws it, with Vega's expression
+interpreter, as the Content-Security-Policy allows no eval) and the title as the figure's caption,
+so the page says what the chart is even before it is drawn.
 """
+import json
+from dataclasses import dataclass
+
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-PALETTE = ("#2457c5", "#d97706", "#1f7a3f", "#9333ea", "#b3261e", "#0f766e")
-FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+PALETTE = ["#2457c5", "#d97706", "#1f7a3f", "#9333ea", "#b3261e", "#0f766e"]
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"  # an identifier only: nothing is fetched
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+FONT = "system-ui, sans-serif"
 
 
-def _fmt(value, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    spec: dict
+
+    def __html__(self) -> SafeString:
+        text = json.dumps(self.spec, sort_keys=True, ensure_ascii=False, allow_nan=False).translate(_JSON_ESCAPES)
+        return mark_safe(
+            f'<figure class="chart"><div class="vega-chart" role="img" aria-label="{escape(self.title)}"></div>'
+            f'<script type="application/json" class="vega-spec">{text}</script>'
+            f'<figcaption>{escape(self.title)}</figcaption></figure>'
+        )
+
+    def __str__(self) -> str:
+        return str(self.__html__())
 
 
-def _svg(width: int, height: int, body: list[str], title: str) -> SafeString:
-    width = max(width, int(len(title) * 6.8) + 12)  # never clip the title (and its n)
-    return mark_safe(
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" {FONT}><title>{escape(title)}</title>'
-        f'<text x="4" y="14" font-weight="600">{escape(title)}</text>{"".join(body)}</svg>'
-    )
+def _number(value, digits: int):
+    """A value as the chart holds it: rounded, None (missing) kept as null."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else round(value, max(digits + 2, 4))
+
+
+def _spec(*, title: str, data: list[dict], width, height, layers: list[dict] | None = None, **rest) -> dict:
+    spec = {
+        "$schema": SCHEMA, "title": {"text": title, "anchor": "start", "fontSize": 13, "limit": 900},
+        "data": {"values": data}, "width": width, "height": height,
+        "config": {"font": FONT, "axis": {"labelLimit": 320, "titleFontWeight": 600}, "legend": {"orient": "bottom"},
+                   "view": {"stroke": None}},
+    }
+    if layers is not None:
+        spec["layer"] = layers
+    spec.update(rest)
+    return spec
 
 
 def bar_chart(
     *, title: str, labels: list[str], series: list[tuple[str, list]], max_value: float = 1.0,
-    reference: tuple[str, float] | None = None, digits: int = 3, width: int = 640,
-) -> SafeString:
-    """Horizontal bars, one group per label and one bar per series (name, values)."""
-    longest = max((len(str(label)) for label in labels), default=10)
-    label_w, bar_h, gap, top = min(max(120, int(longest * 6.6) + 12), 360), 14, 8, 28
-    plot_w = width - label_w - 70
-    group_h = bar_h * len(series) + gap
-    height = top + group_h * len(labels) + 24 + (16 if len(series) > 1 else 0)
-    scale = plot_w / (max_value or 1.0)
-    body = []
-    for i, label in enumerate(labels):
-        y0 = top + i * group_h
-        body.append(f'<text x="{label_w - 6}" y="{y0 + bar_h * len(series) / 2 + 4}" text-anchor="end">{escape(str(label))}</text>')
-        for s, (name, values) in enumerate(series):
-            value = values[i]
-            y = y0 + s * bar_h
-            w = 0 if value is None else max(0.0, min(value, max_value)) * scale
-            body.append(
-                f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" fill="{PALETTE[s % len(PALETTE)]}">'
-                f"<title>{escape(f'{label} · {name}: {_fmt(value, digits)}')}</title></rect>"
-                f'<text x="{label_w + w + 4:.1f}" y="{y + bar_h - 4}">{_fmt(value, digits)}</text>'
-            )
-    axis_y = top + group_h * len(labels)
-    body.append(f'<line x1="{label_w}" y1="{top - 4}" x2="{label_w}" y2="{axis_y}" stroke="#5b6477"/>')
+    reference: tuple[str, float] | None = None, digits: int = 3, value_title: str = "value", label_title: str = "",
+    n: list | None = None,
+) -> Chart:
+    """Horizontal bars: one row per label, one bar per series (name, values), the series in the
+    legend; values on an axis from 0 to ``max_value`` titled ``value_title``; an optional dashed
+    reference line (name, value); ``n``: each label's n, shown in its tooltip."""
+    data = [
+        {"label": str(label), "series": name, "value": _number(values[i], digits), "order": i,
+         **({"n": n[i]} if n is not None else {})}
+        for i, label in enumerate(labels) for name, values in series
+    ]
+    names = [name for name, _ in series]
+    tooltip = [{"field": "label", "title": label_title or "label"}, {"field": "series", "title": "series"},
+               {"field": "value", "title": value_title, "format": f".{digits}f"}]
+    if n is not None:
+        tooltip.append({"field": "n", "title": "n", "format": ","})
+    bars = {
+        "mark": {"type": "bar", "height": {"band": 0.9}},
+        "encoding": {
+            "y": {"field": "label", "type": "nominal", "title": label_title or None, "sort": {"field": "order", "op": "min"}},
+            "yOffset": {"field": "series", "sort": names},
+            "x": {"field": "value", "type": "quantitative", "title": value_title,
+                  "scale": {"domain": [0, max_value], "clamp": True}},
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "scale": {"domain": names, "range": PALETTE[:len(names)]}},
+            "tooltip": tooltip,
+        },
+    }
+    values = {**bars, "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 10},
+              "encoding": {**{k: bars["encoding"][k] for k in ("y", "yOffset", "x")},
+                           "text": {"field": "value", "format": f".{digits}f"}, "color": {"value": "#1d2433"}}}
+    layers = [bars, values]
     if reference is not None and reference[1] is not None:
-        x = label_w + max(0.0, min(reference[1], max_value)) * scale
-        body.append(
-            f'<line class="reference" x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{axis_y}" stroke="#b3261e" stroke-dasharray="4 3"/>'
-            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="#b3261e">'
-            f'{escape(reference[0])} {_fmt(reference[1], digits)}</text>'
-        )
-    if len(series) > 1:
-        for s, (name, _) in enumerate(series):
-            x = label_w + s * 150
-            body.append(f'<rect x="{x}" y="{height - 14}" width="10" height="10" fill="{PALETTE[s % len(PALETTE)]}"/>'
-                        f'<text x="{x + 14}" y="{height - 5}">{escape(name)}</text>')
-    return _svg(width, height, body, title)
+        line = {"reference": reference[0], "value": _number(reference[1], digits)}
+        layers.append({"data": {"values": [line]}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
+                       "encoding": {"x": {"field": "value", "type": "quantitative"},
+                                    "tooltip": [{"field": "reference"}, {"field": "value", "format": f".{digits}f"}]}})
+        layers.append({"data": {"values": [line]}, "mark": {"type": "text", "color": "#b3261e", "dy": -6, "y": 0,
+                                                            "align": "left", "dx": 3},
+                       "encoding": {"x": {"field": "value", "type": "quantitative"},
+                                    "text": {"value": f"{reference[0]} {reference[1]:.{digits}f}"}}})
+    height = {"step": max(12, 16 * len(series))}
+    return Chart(title, _spec(title=title, data=data, width=520, height=height, layers=layers))
 
 
-def histogram(*, title: str, counts: list[int], edges: list[float], threshold: float | None = None, width: int = 640) -> SafeString:
-    """Bars per bin with the bin counts; an optional dashed threshold line."""
-    left, top, plot_h, bottom = 40, 28, 160, 36
-    plot_w = width - left - 10
-    height = top + plot_h + bottom
-    peak = max(counts) if counts and max(counts) > 0 else 1
-    lo, hi = edges[0], edges[-1]
-    span = (hi - lo) or 1.0
-    body = []
-    bin_w = plot_w / max(len(counts), 1)
-    for i, count in enumerate(counts):
-        h = plot_h * count / peak
-        x = left + i * bin_w
-        body.append(
-            f'<rect x="{x + 1:.1f}" y="{top + plot_h - h:.1f}" width="{bin_w - 2:.1f}" height="{h:.1f}" fill="{PALETTE[0]}">'
-            f"<title>{escape(f'[{edges[i]:.2f}, {edges[i + 1]:.2f}): {count}')}</title></rect>"
-            f'<text x="{x + bin_w / 2:.1f}" y="{top + plot_h - h - 3:.1f}" text-anchor="middle">{count}</text>'
-        )
-    for i, edge in enumerate(edges):
-        x = left + plot_w * (edge - lo) / span
-        body.append(f'<text x="{x:.1f}" y="{top + plot_h + 14}" text-anchor="middle">{edge:.1f}</text>')
-    body.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#5b6477"/>')
+def histogram(*, title: str, counts: list[int], edges: list[float], threshold: float | None = None,
+              value_title: str = "value", count_title: str = "count") -> Chart:
+    """Bars per bin with their counts; an optional dashed threshold line."""
+    data = [{"start": _number(edges[i], 6), "end": _number(edges[i + 1], 6), "mid": _number((edges[i] + edges[i + 1]) / 2, 6),
+             "count": int(c)} for i, c in enumerate(counts)]
+    layers = [
+        {"mark": {"type": "bar", "color": PALETTE[0], "binSpacing": 1},
+         "encoding": {"x": {"field": "start", "type": "quantitative", "bin": {"binned": True}, "title": value_title,
+                            "axis": {"values": [_number(e, 6) for e in edges]}},
+                      "x2": {"field": "end"},
+                      "y": {"field": "count", "type": "quantitative", "title": count_title},
+                      "tooltip": [{"field": "start", "title": "from"}, {"field": "end", "title": "to"},
+                                  {"field": "count", "title": count_title}]}},
+        {"mark": {"type": "text", "dy": -6, "fontSize": 10},
+         "encoding": {"x": {"field": "mid", "type": "quantitative"}, "y": {"field": "count", "type": "quantitative"},
+                      "text": {"field": "count"}}},
+    ]
     if threshold is not None:
-        x = left + plot_w * (threshold - lo) / span
-        body.append(f'<line class="reference" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" stroke="#b3261e"'
-                    ' stroke-dasharray="4 3"/>'
-                    f'<text x="{x + 4:.1f}" y="{top + 10}" fill="#b3261e">{escape(f"threshold {threshold:g}")}</text>')
-    return _svg(width, height, body, title)
-
-
-def _diverging(value, limit: float) -> str:
-    if value is None:
-        return "#eeeeee"
-    t = max(-1.0, min(1.0, value / (limit or 1.0)))
-    if t >= 0:
-        r, g, b = (int(255 - t * (255 - c)) for c in (36, 87, 197))
-    else:
-        r, g, b = (int(255 + t * (255 - c)) for c in (179, 38, 30))
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def _sequential(value, low: float, high: float) -> str:
-    if value is None:
-        return "#eeeeee"
-    t = 0.0 if high <= low else max(0.0, min(1.0, (value - low) / (high - low)))
-    r, g, b = (int(247 - t * (247 - c)) for c in (36, 87, 197))
-    return f"#{r:02x}{g:02x}{b:02x}"
+        line = [{"threshold": threshold}]
+        layers.append({"data": {"values": line}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
+                       "encoding": {"x": {"field": "threshold", "type": "quantitative"},
+                                    "tooltip": [{"field": "threshold"}]}})
+        layers.append({"data": {"values": line}, "mark": {"type": "text", "color": "#b3261e", "align": "left", "dx": 4,
+                                                          "y": 6},
+                       "encoding": {"x": {"field": "threshold", "type": "quantitative"},
+                                    "text": {"value": f"threshold {threshold:g}"}}})
+    return Chart(title, _spec(title=title, data=data, width=520, height=180, layers=layers))
 
 
 def heatmap(
     *, title: str, rows: list[str], columns: list[str], matrix: list[list], highlight: set[tuple[int, int]] = frozenset(),
-    digits: int = 3, cell_w: int = 78, spread: list[list] | None = None, diverging: bool = True,
-) -> SafeString:
-    """A heatmap with values printed: diverging (blue > 0, red < 0) or sequential (light to blue
-    from the smallest value to the largest); ``highlight`` cells (row, column) get a thick outline,
-    e.g. the self-bias diagonal; ``spread`` prints each cell as value ± spread (a Monte Carlo σ)."""
+    digits: int = 3, spread: list[list] | None = None, diverging: bool = True, counts: list[list] | None = None,
+    value_title: str = "value", row_title: str = "", column_title: str = "",
+) -> Chart:
+    """A heatmap with each value printed (``spread``: as value ± spread, e.g. a Monte Carlo σ) and a
+    colour legend: diverging around 0 (blue above, red below) or sequential; ``highlight`` cells
+    (row, column) get a thick outline, e.g. the self-bias diagonal; ``counts``: each cell's n, in
+    its tooltip. An empty cell (no value) is grey and says so."""
     if spread is not None:
-        digits, cell_w = min(digits, 2), max(cell_w, 112)
-    left, top, cell_h = 170, 110, 26
-    width = left + cell_w * len(columns) + 10
-    height = top + cell_h * len(rows) + 10
-    finite = [v for row in matrix for v in row if v is not None]
+        digits = min(digits, 2)
+    data = []
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            value = _number(matrix[i][j], digits)
+            sd = _number(spread[i][j], digits) if spread is not None else None
+            text = "–" if value is None else f"{value:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+            cell = {"row": str(row), "column": str(column), "value": value, "text": text, "self": (i, j) in highlight,
+                    "row_order": i, "column_order": j}
+            if sd is not None:
+                cell["sd"] = sd
+            if counts is not None:
+                cell["n"] = counts[i][j]
+            data.append(cell)
+    finite = [c["value"] for c in data if c["value"] is not None]
     limit = max(map(abs, finite)) if finite else 1.0
     low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    body = []
-    for j, column in enumerate(columns):
-        x = left + j * cell_w + cell_w / 2
-        body.append(f'<text transform="translate({x:.1f},{top - 6}) rotate(-40)">{escape(str(column))}</text>')
-    for i, row in enumerate(rows):
-        y = top + i * cell_h
-        body.append(f'<text x="{left - 6}" y="{y + cell_h / 2 + 4}" text-anchor="end">{escape(str(row))}</text>')
-        for j, value in enumerate(matrix[i]):
-            x = left + j * cell_w
-            mark = (i, j) in highlight
-            stroke = ' stroke="#1d2433" stroke-width="3" class="self"' if mark else ' stroke="#ffffff"'
-            sd = spread[i][j] if spread is not None else None
-            text = _fmt(value, digits) + (f" ± {_fmt(sd, digits)}" if sd is not None and value is not None else "")
-            fill = _diverging(value, limit) if diverging else _sequential(value, low, high)
-            body.append(
-                f'<rect x="{x}" y="{y}" width="{cell_w}" height="{cell_h}" fill="{fill}"{stroke}>'
-                f"<title>{escape(f'{row} → {column}: {text}')}</title></rect>"
-                f'<text x="{x + cell_w / 2}" y="{y + cell_h / 2 + 4}" text-anchor="middle" class="cell">{escape(text)}</text>'
-            )
-    return _svg(width, height, body, title)
+    for cell in data:  # white text on the darkest third of the colour scale
+        value = cell["value"]
+        cell["dark"] = value is not None and (abs(value) > 0.6 * limit if diverging else value > low + 0.66 * (high - low))
+    scale = ({"scheme": "redblue", "domainMid": 0, "domain": [-limit or -1, limit or 1]} if diverging
+             else {"scheme": "blues"})
+    tooltip = [{"field": "row", "title": row_title or "row"}, {"field": "column", "title": column_title or "column"},
+               {"field": "text", "title": value_title}]
+    if counts is not None:
+        tooltip.append({"field": "n", "title": "n", "format": ","})
+    x = {"field": "column", "type": "nominal", "title": column_title or None, "sort": {"field": "column_order", "op": "min"},
+         "axis": {"labelAngle": -40, "orient": "top"}}
+    y = {"field": "row", "type": "nominal", "title": row_title or None, "sort": {"field": "row_order", "op": "min"}}
+    layers = [
+        {"mark": {"type": "rect"},
+         "encoding": {"x": x, "y": y,
+                      "color": {"field": "value", "type": "quantitative", "title": value_title, "scale": scale,
+                                "legend": {"orient": "right", "direction": "vertical"}},
+                      "stroke": {"condition": {"test": "datum.self", "value": "#1d2433"}, "value": "#ffffff"},
+                      "strokeWidth": {"condition": {"test": "datum.self", "value": 3}, "value": 1},
+                      "tooltip": tooltip}},
+        {"mark": {"type": "text", "fontSize": 11},
+         "encoding": {"x": x, "y": y, "text": {"field": "text"},
+                      "color": {"condition": {"test": "datum.dark", "value": "#ffffff"}, "value": "#1d2433"}}},
+    ]
+    step = 112 if spread is not None else 80
+    return Chart(title, _spec(title=title, data=data, width={"step": step}, height={"step": 28}, layers=layers))

@@ -219,6 +219,7 @@ def coverage_charts(result: dict, project: Project) -> dict:
         labels=models, max_value=100.0, digits=1,
         series=[("rubric accuracy %", [result["by_model"][m]["rubric_accuracy"] for m in models]),
                 (f"CACS@{result['k']} %", [result["by_model"][m]["cacs"] for m in models])],
+        value_title="percent", label_title="model", n=[result["by_model"][m]["n_responses"] for m in models],
     )}
 
 

@@ -133,12 +133,21 @@ def judges_charts(result: dict, project: Project) -> dict:
     fidelity = result["fidelity"]
     if not fidelity:
         return {}
-    return {"fidelity": charts.bar_chart(
-        title=f"Judge fidelity: MF1 against each reference (n = {sum(r['n_decisions'] for r in fidelity):,} paired decisions)",
-        labels=[f"{r['b']} vs {r['a']}" for r in fidelity],
-        series=[("MF1", [r["mf1"] for r in fidelity]), ("Cohen's kappa", [r["cohen_kappa"] for r in fidelity])],
-        reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
-    )}
+    labels, n = [f"{r['b']} vs {r['a']}" for r in fidelity], [r["n_decisions"] for r in fidelity]
+    total = f"n = {sum(n):,} paired decisions"
+    return {
+        "fidelity": charts.bar_chart(
+            title=f"Judge fidelity: MF1 against each reference, with the human–human MF1 ({total})",
+            labels=labels, series=[("MF1", [r["mf1"] for r in fidelity])], n=n,
+            reference=("human–human", result["reference_mf1"]) if result["reference_mf1"] is not None else None,
+            value_title="MF1 (macro F1 of met / not met)", label_title="judge vs reference",
+        ),
+        "kappa": charts.bar_chart(
+            title=f"Judge fidelity: Cohen's kappa against each reference ({total})",
+            labels=labels, series=[("Cohen's kappa", [r["cohen_kappa"] for r in fidelity])], n=n,
+            value_title="Cohen's kappa", label_title="judge vs reference",
+        ),
+    }
 
 
 class JudgesPageParams(Params):

@@ -176,8 +176,8 @@ class ScoresPageParams(Params):
 
 
 def scores_output(result: dict, params: dict) -> dict:
-    return {key: result[key] for key in ("responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty")
-            if key in result}
+    return {"cannot_assess": result["strategy"], **{key: result[key] for key in (
+        "responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty") if key in result}}
 
 
 SCORES = register(Report(

@@ -224,6 +224,7 @@ def traits_charts(result: dict, project) -> dict:
         out[trait] = charts.bar_chart(
             title=f"Trait {trait}: share of responses per score (n = {sum(dist['source'])} and {sum(dist['reference'])})",
             labels=[str(v) for v in dist["scale"]], series=series,
+            value_title="share of responses", label_title="score",
         )
     return out
 

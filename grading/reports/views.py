@@ -62,7 +62,7 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
     error, result, params, failed, waited = None, None, {}, False, None
     try:
         params = declared.parse(project=project, data=request.GET)
-        subset = subset_parse(request.GET.get("models"), request.GET.get("exclude_models"))
+        subset = subset_parse(",".join(request.GET.getlist("models")), ",".join(request.GET.getlist("exclude_models")))
         if subset is not None:  # every page: only some source models (issue 14)
             params["subset"] = subset.key()
     except (ValueError, LookupError) as exc:

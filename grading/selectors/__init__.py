@@ -32,5 +32,6 @@ from .frames import case_metadata_lists as case_metadata_lists
 from .frames import criterion_frame as criterion_frame
 from .frames import fetch_frame as fetch_frame
 from .frames import option_range as option_range
+from .frames import project_model_names as project_model_names
 from .frames import response_frame as response_frame
 from .frames import response_links as response_links

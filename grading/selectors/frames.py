@@ -153,3 +153,8 @@ def response_links(*, project: Project, external_ids) -> dict[str, int]:
     if not ids:
         return {}
     return dict(Response.objects.filter(project=project, external_id__in=ids).values_list("external_id", "pk"))
+
+
+def project_model_names(*, project: Project) -> list[str]:
+    """The project's response models, by name (choosers)."""
+    return list(Response.objects.filter(project=project).order_by("model").values_list("model", flat=True).distinct())

@@ -8,6 +8,8 @@ from django.utils.safestring import mark_safe
 
 from annotation.access import projects_for
 from grading.reports.registry import page_title, pages
+from grading.selectors import project_model_names
+from grading.sources import project_sources
 
 register = template.Library()
 
@@ -71,3 +73,43 @@ def table_rows(table):
 @register.filter
 def get_item(mapping, key):
     return (mapping or {}).get(key)
+
+
+def _once(project, name: str, read):
+    """``read()`` once per project object (a page's choosers share one read)."""
+    cache = project.__dict__.setdefault("_chooser_lists", {})
+    if name not in cache:
+        cache[name] = read()
+    return cache[name]
+
+
+@register.simple_tag
+def source_options(project, selected="", fallback="", blank=None):
+    """The ``<option>``s of every source of ``project`` (cohorts, judges, gold), grouped, with
+    ``selected`` (or, when it is empty, ``fallback``) chosen; ``blank``: the words of an empty
+    first choice. Built from the project, so the list is full when the page opens, before any
+    figure is computed."""
+    groups = _once(project, "sources", lambda: project_sources(project=project))
+    selected = str(selected or fallback or "")
+    parts = [format_html('<option value=""{}>{}</option>', " selected" if not selected else "", blank)] if blank else []
+    for label, key in (("Cohorts", "cohorts"), ("Judges", "judges"), ("Gold", "gold")):
+        if groups[key]:
+            options = format_html_join("", '<option value="{}"{}>{}</option>', (
+                (s.spec, " selected" if s.spec == selected else "", s.spec) for s in groups[key]))
+            parts.append(format_html('<optgroup label="{}">{}</optgroup>', label, options))
+    known = {s.spec for sources in groups.values() for s in sources}
+    if selected and selected != "none" and selected not in known:  # a source of another project, named in the URL
+        parts.append(format_html('<option value="{}" selected>{}</option>', selected, selected))
+    return mark_safe("".join(str(p) for p in parts))  # every part built by format_html
+
+
+@register.simple_tag(takes_context=True)
+def model_options(context, project, name):
+    """The ``<option>``s of the project's models for the multiple select ``name`` (the query's
+    chosen ones selected)."""
+    request = context.get("request")
+    chosen = set()
+    if request is not None:
+        chosen = {m.strip() for value in request.GET.getlist(name) for m in value.split(",") if m.strip()}
+    return format_html_join("", '<option value="{}"{}>{}</option>', (
+        (m, " selected" if m in chosen else "", m) for m in _once(project, "models", lambda: project_model_names(project=project))))

@@ -27,9 +27,9 @@ def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_jud
     page.goto("/projects/points/reports/bias/?criterion=quality&reference=cohort:panel")
     attributed, anonymized = page.locator("#bias-attributed"), page.locator("#bias-anonymized")
     expect(attributed.locator("h2")).to_contain_text("criterion quality, points 0–10")
-    bias_map = attributed.locator("svg").first
-    expect(bias_map.locator("rect.self")).to_have_count(3)
-    expect(bias_map.locator("text.cell").first).to_have_text("2.00 ± 0.71")  # j1 → m1: +2 points, σ √0.5
+    bias_map = attributed.locator(".vega-chart").first
+    expect(bias_map.locator('svg g.mark-rect.role-mark path[stroke-width="3"]')).to_have_count(3)
+    expect(bias_map.locator("svg g.mark-text.role-mark text").first).to_have_text("2.00 ± 0.71")  # j1 → m1: +2 points, σ √0.5
     expect(attributed.locator("#table-attributed_cells")).to_contain_text("8.50 ± 0.71")
     expect(attributed.locator("#table-attributed_panel")).to_contain_text("7.00 ± 1.58")
     expect(attributed.locator(".warning")).to_have_count(0)
@@ -40,7 +40,8 @@ def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_jud
     page.select_option("select[name=scale]", "unit")
     page.get_by_role("button", name="Show").click()
     expect(page.locator("#bias-attributed h2")).to_contain_text("rescaled to [0, 1]")
-    expect(page.locator("#bias-attributed svg").first.locator("text.cell").first).to_have_text("0.20 ± 0.07")
+    expect(page.locator("#bias-attributed .vega-chart").first.locator("svg g.mark-text.role-mark text").first).to_have_text(
+        "0.20 ± 0.07")
     expect(page.locator("#table-attributed_scores")).to_have_count(0)
     page.locator("input[name=ci]").check()  # the 95% intervals toggle: each mean score S beside its interval
     page.get_by_role("button", name="Show").click()

@@ -56,11 +56,24 @@ def test_a_page_restricted_to_some_models(page, login, shift):
     login("res", "pw-12345")
     page.goto("/projects/shift/reports/reliability/?a=cohort:docs&b=judge:j&by=model")
     expect(page.locator("#table-reliability tbody tr")).to_have_count(4)
-    page.locator("form.subset-form input[name=models]").fill("m0, m2")
+    chooser = page.locator("form.subset-form select[name=models]")
+    expect(chooser.locator("option")).to_have_count(3)  # the project's models, listed when the page opens
+    chooser.select_option(["m0", "m2"])
     page.locator("form.subset-form").get_by_role("button", name="Apply").click()
     expect(page.locator("#model-subset")).to_have_text("Models used: m0, m2")
     expect(page.locator("#table-reliability tbody tr")).to_have_count(3)  # pooled, m0, m2
     expect(page.locator("select[name=by]")).to_have_value("model")  # the page's own parameters kept
+    page.reload()  # the choice lives in the address, so a view can be shared
+    expect(page.locator("form.subset-form select[name=models]")).to_have_values(["m0", "m2"])
+    expect(page.locator("#table-reliability tbody tr")).to_have_count(3)
+
+
+def test_source_lists_are_full_when_a_page_first_opens(page, login, shift):
+    login("res", "pw-12345")
+    for report, name in (("coverage", "source"), ("reliability", "a"), ("scores", "source"), ("agreement", "b")):
+        page.goto(f"/projects/shift/reports/{report}/")
+        options = page.locator(f"select[name={name}] option[value]:not([value=''])")
+        expect(options).to_contain_text(["cohort:docs", "judge:j", "gold"])  # from the project, not from a result
 
 
 def test_the_scores_page_applies_a_length_penalty(page, login, shift):

@@ -2,6 +2,7 @@
 and sees real figures: numbers computed from the labels, SVG charts and CSV links."""
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from grading.models import Judge
 from tests.grading.reports.conftest import add_judgments
@@ -29,8 +30,12 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
     page.goto("/projects/mini/reports/agreement/")
     assert page.locator("h1").inner_text() == "Agreement"
     assert page.locator(".figure-mf1").inner_text() == f"{68 / 77:.3f}"
-    assert page.locator("#report svg.chart").count() >= 3
-    assert page.locator("#report svg line.reference").count() >= 1  # human-human reference line
+    charts = page.locator("#report figure.chart")
+    assert charts.count() >= 3
+    expect(page.locator("#report .vega-chart[data-drawn=yes]")).to_have_count(charts.count())  # drawn by Vega
+    assert page.locator("#report .vega-chart svg g.role-axis").count() >= 2 * charts.count() - 1  # value and label axes
+    assert page.locator("#report .vega-chart svg g.role-legend").count() >= 2
+    assert page.locator("#report .vega-chart svg g.mark-rule.role-mark").count() >= 1  # human-human reference line
 
     page.click("nav.report-nav >> text=Coverage")
     assert page.locator("h1").inner_text() == "Coverage"
@@ -50,7 +55,10 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
     page.click("nav.report-nav >> text=Judges")
 
     page.click("nav.report-nav >> text=Bias")
-    assert page.locator("#bias-anonymized svg rect.self").count() == 3  # consensus, μ ± σ and human-LLM heatmaps
+    expect(page.locator("#bias-anonymized .vega-chart[data-drawn=yes]")).to_have_count(3)
+    # consensus, μ ± σ and human-LLM heatmaps: the self-bias cell outlined in each, each with its colour legend
+    assert page.locator('#bias-anonymized .vega-chart svg g.mark-rect.role-mark path[stroke-width="3"]').count() == 3
+    assert page.locator("#bias-anonymized .vega-chart svg g.role-legend").count() == 3
     assert f"{0.4375 - 2 / 3:.3f}" in page.locator("#bias-anonymized").inner_text()
 
     page.click("nav.report-nav >> text=Calibration")

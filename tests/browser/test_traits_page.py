@@ -34,7 +34,8 @@ def test_the_traits_page_compares_a_judge_with_a_cohort(page, login, ruler, scre
     expect(section.locator(".figure-qwk")).to_have_text(f"{qwk:.3f}")
     expect(section.locator("#table-scores tbody tr")).to_have_count(3)
     expect(section.locator("#table-scores tbody tr").nth(1)).to_contain_text("r2")
-    expect(section.locator("svg.chart")).to_have_count(1)
+    expect(section.locator(".vega-chart[data-drawn=yes]")).to_have_count(1)
+    assert section.locator(".vega-chart svg g.role-axis").count() >= 2  # the score and share axes (and grid)
     page.screenshot(path=str(screenshots / "traits.png"), full_page=True)
 
     page.select_option("select[name=source]", "cohort:direct")
