@@ -16,6 +16,7 @@ from django_htmx.http import retarget
 from annotation.access import project_get_for
 from annotation.models import Project, Response
 
+from ..models import JudgeRun
 from . import selectors, services
 from .forms import CrossEvaluationForm, JudgeForm, PanelForm, RunResumeForm, RunStartForm
 
@@ -31,7 +32,9 @@ def _project(request, slug: str, action: str = "manage") -> Project:
     return project_get_for(user=request.user, action=action, slug=slug)
 
 
-def _runs_response(request, project):
+def _runs_response(request, project, run=None):
+    if run is not None and request.POST.get("back") == "run":  # from the run's own page: back to it
+        return redirect("judge-run-page", slug=project.slug, run_id=run.pk)
     if request.htmx:
         return render(request, f"{SECTION}#judge-runs", section_context(project=project))
     return redirect(reverse("project-detail", args=[project.slug]) + "#project-judges")
@@ -49,7 +52,9 @@ def judge_run_page(request, slug: str, run_id: int):
     """One run: when it ran, what it did and cost, and the configuration it used."""
     project = _project(request, slug)
     run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
-    return render(request, "grading/judges/run.html", {"project": project, "run": run, **selectors.run_figures(run=run)})
+    live = run.status in (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
+    template = "grading/judges/run.html#live" if request.htmx else "grading/judges/run.html"
+    return render(request, template, {"project": project, "run": run, "live": live, **selectors.run_figures(run=run)})
 
 
 @login_required
@@ -78,8 +83,9 @@ def judge_run_start(request, slug: str):
 @require_POST
 def judge_run_stop(request, slug: str, run_id: int):
     project = _project(request, slug)
-    services.judge_run_stop(run=selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user))
-    return _runs_response(request, project)
+    run = selectors.run_get_for_manager(project=project, run_id=run_id, user=request.user)
+    services.judge_run_stop(run=run)
+    return _runs_response(request, project, run)
 
 
 @login_required
@@ -90,12 +96,12 @@ def judge_run_resume(request, slug: str, run_id: int):
     form = RunResumeForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Run {run.pk} not resumed: {form.errors_text()}")
-        return _runs_response(request, project)
+        return _runs_response(request, project, run)
     try:
         services.judge_run_resume(run=run, budget_usd=form.cleaned_data.get("budget_usd"))
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
-    return _runs_response(request, project)
+    return _runs_response(request, project, run)
 
 
 def _save_judge(project, form, user) -> str:

@@ -1,46 +1,51 @@
-"""A manager opens a finished judge run from the project page's runs table and reads its page
-(issue 11, point 8); a screenshot is kept for looking at (run_page.png in the screenshots
-folder)."""
-
+"""The judge run page keeps up (issue 25 point 5): while a run is queued, running or stopping the
+page follows it without a reload until it ends, and it offers Stop (and Resume once stopped) on
+the page itself."""
 import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
 
 from annotation.models import Project
 from grading.bundles import bundle_import
-from grading.judges.runner import judge_run_execute
-from grading.judges.services import judge_run_create
-from grading.models import Judge
-from tests.grading.judges.chat_server import ChatServer
+from grading.models import Judge, JudgeRun
 from tests.roles import grant
 
-ITEMS = 11
+FOLLOW = 20_000  # ms: a bound on waiting for the page's next poll (it polls every second), never a sleep
 
 
 @pytest.fixture
-def chat_server():
-    server = ChatServer().start()
-    yield server
-    server.stop()
-
-
-def test_a_manager_opens_a_run_from_the_runs_table(page, login, transactional_db, mini_bundle, chat_server,
-                                                    django_user_model, screenshots):
+def running(transactional_db, mini_bundle, django_user_model):
     bundle_import(path=mini_bundle)
-    mini_project = Project.objects.get(slug="mini")
-    grant(django_user_model.objects.create_user("boss", password="pw-boss-1"), mini_project, "manager")
-    judge = Judge.objects.create(project=mini_project, name="llm", backend=Judge.OPENAI, model="judge-model",
-                                 base_url=chat_server.url, concurrency=1, price_in_per_mtok=100, settings={"max_tokens": 256})
-    run = judge_run_create(judge=judge, budget_usd="0.005")
-    judge_run_execute(run=run)
+    project = Project.objects.get(slug="mini")
+    grant(django_user_model.objects.create_user("boss", password="pw-boss-1"), project, "manager")
+    judge = Judge.objects.create(project=project, name="watched", backend="replay", model="m")
+    return JudgeRun.objects.create(judge=judge, status=JudgeRun.RUNNING, total_calls=10, done_calls=3, calls_made=3,
+                                   started_at=timezone.now(), heartbeat_at=timezone.now())
+
+
+def test_the_run_page_follows_a_run_to_its_end_without_a_reload(page, login, running, screenshots):
     login("boss", "pw-boss-1")
-    page.goto(f"/projects/{mini_project.slug}/")
-    row = page.locator(f"#run-{run.pk}")
-    assert "paused at its budget" in row.inner_text() and row.locator("input[name=budget_usd]").is_visible()
-    page.locator("#judge-runs").screenshot(path=str(screenshots / "runs_table.png"))
-    page.click(f"#run-{run.pk} a")
-    page.wait_for_url(f"**/judges/runs/{run.pk}/")
-    assert page.locator(".run-status strong").inner_text() == "paused"
-    assert "paused at its budget" in page.locator(".run-status").inner_text()
-    figures = page.locator("table.run-figures").inner_text()
-    assert f"5 of {ITEMS} answered" in figures and "$0.0050 of a $0.0050 budget" in figures
-    assert page.locator("td.template").inner_text() == "clinconsensus-rubric-item v1"
-    page.screenshot(path=str(screenshots / "run_page.png"), full_page=True)
+    page.goto(f"/projects/mini/judges/runs/{running.pk}/")
+    expect(page.locator(".run-status")).to_have_attribute("data-status", "running")
+    expect(page.locator("#run-live")).to_contain_text("3 of 10 answered")
+    page.evaluate("window.__same_page = true")  # gone if the page were reloaded
+    JudgeRun.objects.filter(pk=running.pk).update(done_calls=7, calls_made=7)
+    expect(page.locator("#run-live")).to_contain_text("7 of 10 answered", timeout=FOLLOW)
+    JudgeRun.objects.filter(pk=running.pk).update(done_calls=10, calls_made=10, status=JudgeRun.FINISHED,
+                                                  finished_at=timezone.now())
+    expect(page.locator(".run-status")).to_have_attribute("data-status", "finished", timeout=FOLLOW)
+    expect(page.locator("#run-live")).to_contain_text("10 of 10 answered")
+    assert page.evaluate("window.__same_page") is True
+    expect(page.locator("#run-live-note")).to_have_count(0)  # a finished run is no longer followed
+    page.screenshot(path=str(screenshots / "run_finished.png"), full_page=True)
+
+
+def test_stop_and_resume_from_the_run_page(page, login, running):
+    login("boss", "pw-boss-1")
+    page.goto(f"/projects/mini/judges/runs/{running.pk}/")
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator(".run-status")).to_have_attribute("data-status", "stopping")
+    assert page.url.endswith(f"/judges/runs/{running.pk}/")  # back on the run's own page
+    JudgeRun.objects.filter(pk=running.pk).update(status=JudgeRun.STOPPED)  # its worker answered its in-flight calls
+    expect(page.locator(".run-status")).to_have_attribute("data-status", "stopped", timeout=FOLLOW)
+    expect(page.get_by_role("button", name="Resume")).to_be_visible()
