@@ -126,6 +126,7 @@ def test_export_import_into_an_empty_database_reproduces_gold_and_metrics(
     assert response.status_code == 302 and job.status == "finished", job.error
     assert job.result["adjudications"] == 1 and job.result["labels"] == 34  # the excluded case's too: it stays excluded
     project = Project.objects.get(slug="mini")
+    assert 'href="/projects/mini/">Open mini</a>' in client.get(f"/jobs/{job.pk}/").content.decode()  # the import leads there
     assert list(CaseQuality.objects.filter(project=project).values_list("case__external_id", "flagged", "excluded")) == [
         ("c2", True, True)]
     assert AdjudicationHistory.objects.filter(adjudication__project=project, action="import").count() == 1
