@@ -89,18 +89,34 @@ class AdjudicationRow:
         return self.disputed or self.adjudication is not None
 
 
-def _highlight(rendered: str, quotes: list[str]) -> str:
+def _highlight(rendered: str, quotes: list[tuple[str, int, str]]) -> str:
     """``rendered`` (sanitized HTML) with each quote marked where it appears inside one text run.
-    Quotes are escaped the way the renderer escapes text, and only text between tags is searched,
-    so a quote can never inject markup."""
-    needles = sorted({html.escape(q.strip(), quote=False) for q in quotes if q and q.strip()}, key=len, reverse=True)
-    if not needles:
+    ``quotes``: (text, criterion pk, source class): each mark names the criteria that quote it
+    (``data-criteria``, so the page shows only the focused criterion's quotes) and takes the class
+    of its source (``quote-cohort-N`` per cohort, ``quote-judge``; ``quote-many`` when several
+    quote it). Quotes are escaped the way the renderer escapes text, and only text between tags
+    is searched, so a quote can never inject markup."""
+    found: dict[str, tuple[set, set]] = {}
+    for text, criterion, source in quotes:
+        if text and text.strip():
+            criteria, sources = found.setdefault(html.escape(text.strip(), quote=False), (set(), set()))
+            criteria.add(criterion)
+            sources.add(source)
+    if not found:
         return rendered
+    needles = sorted(found, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(n) for n in needles))
+
+    def mark(match) -> str:
+        criteria, sources = found[match.group(0)]
+        kind = next(iter(sources)) if len(sources) == 1 else "quote-many"
+        return (f'<mark class="quote {kind}" data-criteria=" {" ".join(str(c) for c in sorted(criteria))} ">'
+                f"{match.group(0)}</mark>")
+
     parts = re.split(r"(<[^>]+>)", rendered)
     for i, part in enumerate(parts):
         if part and not part.startswith("<"):
-            parts[i] = pattern.sub(lambda m: f'<mark class="quote">{m.group(0)}</mark>', part)
+            parts[i] = pattern.sub(mark, part)
     return "".join(parts)
 
 
@@ -122,7 +138,8 @@ def adjudication_item(*, response: Response) -> dict:
 
     raters: dict[tuple[int, str], list[RaterVerdict]] = {}
     numbers: dict[tuple[str, int], int] = {}
-    quotes: list[str] = []
+    quotes: list[tuple[str, int, str]] = []  # (text, criterion pk, source class)
+    cohort_class = {c.title: f"quote-cohort-{i % 4}" for i, c in enumerate(c for c in table.columns if c.kind == "cohort")}
     labels = (labels_final(Label.objects.filter(response=response)).order_by("cohort__position", "role", "annotator__username")
               .values_list("criterion_id", "cohort__name", "annotator_id", "annotator__username", "role", "verdict",
                            "option_label", "value", "rationale", "evidence"))
@@ -133,12 +150,13 @@ def adjudication_item(*, response: Response) -> dict:
         else:
             name = username
         found = [(q, bool(evidence_valid_quotes(quotes=[q], response_text=response.text))) for q in evidence or []]
-        quotes += [q for q, ok in found if ok]
+        quotes += [(q, c_pk, cohort_class.get(cohort, "quote-cohort-0")) for q, ok in found if ok]
         raters.setdefault((c_pk, cohort), []).append(
             RaterVerdict(name=name, role=role, decision=decision_text(verdict=verdict, option=option, value=value),
                          rationale=rationale, quotes=found))
     # The judges' quotes, checked against the text once already by ``side_by_side``.
-    quotes += [q for (_, key), cell in table.cells.items() if key.startswith("judge:") for q, ok in cell.evidence if ok]
+    quotes += [(q, c_pk, "quote-judge") for (c_pk, key), cell in table.cells.items() if key.startswith("judge:")
+               for q, ok in cell.evidence if ok]
 
     rows = []
     for criterion in table.criteria:

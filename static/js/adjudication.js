@@ -28,6 +28,18 @@
   let leaving = false;  // Enter was pressed while saves were pending: go once they are done
   let replacing = null;  // the row being swapped out right now
 
+  // Only the focused criterion's quotes are marked in the response (its raters' and judges'),
+  // unless "show every criterion's quotes" is ticked.
+  function markQuotes(id) {
+    const pk = id ? id.replace(/^crit-/, "") : null;
+    document.querySelectorAll("#response-body mark.quote").forEach((mark) => {
+      mark.classList.toggle("on", pk !== null && (mark.dataset.criteria || "").includes(" " + pk + " "));
+    });
+  }
+  document.addEventListener("evalsite:row-focus", (event) => markQuotes(event.detail.id));
+  const allQuotes = document.getElementById("all-quotes");
+  if (allQuotes) allQuotes.addEventListener("change", () => document.getElementById("response").classList.toggle("all-quotes", allQuotes.checked));
+
   const { rows, current, highlight, navigate } = window.evalsiteRows("#rubric form.adjudication-row", {
     place: (form, note) => form.querySelector("details").append(note),
     onFailure: (form) => {

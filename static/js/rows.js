@@ -25,6 +25,7 @@ window.evalsiteRows = function (selector, options) {
       if (on) r.setAttribute("aria-current", "true"); else r.removeAttribute("aria-current");
     });
     if (form) currentId = form.id;
+    document.dispatchEvent(new CustomEvent("evalsite:row-focus", { detail: { id: form ? form.id : null } }));
   }
 
   function show(form) {

@@ -451,3 +451,36 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     }.items():
         assert _post(page, url, **body).status == 404, url
     assert not other.adjudications.exists() and not DataJob.objects.filter(project=other).exists()
+
+
+def test_only_the_focused_criterions_quotes_are_marked(page, login, transactional_db, tmp_path, screenshots):
+    """Issue 25 point 5: the response marks the quotes of the criterion the adjudicator is on, in
+    its cohort's colour, not every rater's quotes at once; a toggle shows them all."""
+    from annotation.models import Criterion, Project, Response
+    from grading.bundles import bundle_import
+
+    parts = _parts("ward", "Ward study")
+    for label in parts["labels"]:
+        if label["response_id"] == "r1" and label["criterion_id"] == "c1-ecg":
+            label["evidence"] = ["An ECG is needed."]
+        if label["response_id"] == "r1" and label["criterion_id"] == "c1-abx":
+            label["evidence"] = ["Call emergency services now."]
+    bundle_import(path=write_bundle(tmp_path / "ward", parts))
+    ward = Project.objects.get(slug="ward")
+    grant(get_user_model().objects.create_user("adj", password=PASSWORD), ward, "adjudicator")
+    crit = {c.external_id: c.pk for c in Criterion.objects.filter(project=ward)}
+    login("adj", PASSWORD)
+    page.goto(f"/projects/ward/adjudication/items/{Response.objects.get(project=ward, external_id='r1').pk}/")
+    scripts_ready(page)
+    body = page.locator("#response-body")
+    expect(_row(page, crit["c1-ecg"])).to_have_attribute("aria-current", "true")
+    expect(body.locator("mark.quote.on")).to_have_text(["An ECG is needed."])  # the focused criterion's quote only
+    _row(page, crit["c1-abx"]).click()
+    expect(_row(page, crit["c1-abx"])).to_have_attribute("aria-current", "true")
+    expect(body.locator("mark.quote.on")).to_have_text(["Call emergency services now."])
+    assert "rgba(0, 0, 0, 0)" in body.locator("mark.quote", has_text="An ECG").evaluate("m => getComputedStyle(m).backgroundColor")
+    page.locator("#all-quotes").check()
+    for text in ("An ECG is needed.", "Call emergency services now."):
+        assert "rgba(0, 0, 0, 0)" not in body.locator("mark.quote", has_text=text).evaluate(
+            "m => getComputedStyle(m).backgroundColor")
+    page.screenshot(path=str(screenshots / "adjudication-quotes.png"), full_page=True)

@@ -85,14 +85,16 @@ def test_the_page_shows_every_rater_judge_and_quote(adj_client):
     assert RATIONALE in k0
     assert '<li class="found"><q>Answer r2</q>' in k0 and '<li class="not-found"><q>a sentence that is not there</q>' in k0
     assert "judge-x" in k0 and "No ECG ordered." in k0
-    assert '<mark class="quote">Answer r2</mark>' in html  # the valid quote, highlighted in the response
+    k0_pk = Criterion.objects.get(external_id="c1-k0").pk
+    # the valid quote, marked in the response for the criterion it was given for, in its cohort's colour
+    assert re.search(rf'<mark class="quote quote-cohort-[01]" data-criteria=" {k0_pk} ">Answer r2</mark>', html)
     assert "a sentence that is not there</mark>" not in html
     assert "4 of 4 disputed criteria still open" in html
 
 
 def test_a_judges_valid_quote_is_highlighted_too(adj_client):
     html = adj_client.get(url("adjudication-item", *ids("r1"))).content.decode()
-    assert '<mark class="quote">Answer r1</mark>' in html
+    assert re.search(r'<mark class="quote quote-judge" data-criteria=" \d+ ">Answer r1</mark>', html)
     assert "words the answer never says" in html and "words the answer never says</mark>" not in html
 
 
