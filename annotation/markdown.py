@@ -39,6 +39,23 @@ def markdown_render(text: str) -> SafeString:
     return mark_safe(clean)  # nh3 output is safe by construction
 
 
+INLINE_TAGS = {"b", "code", "del", "em", "i", "kbd", "s", "span", "strong", "sub", "sup", "u"}
+_inline = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough"])  # raw HTML shows as the text it is
+_MARKUP = re.compile(r"[*_`~<&\\\[]")
+
+
+def markdown_inline(text: str) -> SafeString:
+    """One line of Markdown (a sentence of a response) as sanitized inline HTML: emphasis, code
+    and the like rendered, raw HTML shown as text (an annotator sees what the model wrote), links
+    reduced to their text. Text without Markdown
+    characters is only escaped (the sentence bank renders thousands of sentences)."""
+    if not _MARKUP.search(text or ""):
+        return mark_safe(html.escape(text or "", quote=False))
+    clean = nh3.clean(_inline.renderInline(text), tags=INLINE_TAGS, attributes={}, url_schemes=URL_SCHEMES,
+                      strip_comments=True)
+    return mark_safe(clean)  # nh3 output is safe by construction
+
+
 def whitespace_normalize(text: str) -> str:
     return _whitespace.sub(" ", text or "").strip()
 

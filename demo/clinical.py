@@ -224,7 +224,7 @@ def _write_judgments(write_judgment, num_rng, draft: CaseDraft, response_ids, tr
             write_judgment(row)
 
 
-def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_humans, coverage_k) -> dict:
+def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_humans, coverage_k, overlap) -> dict:
     return {
         "slug": slug,
         "name": "Synthetic clinical study (demo)",
@@ -236,6 +236,7 @@ def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_hu
         ),
         "blind": True,
         "coverage_k": int(coverage_k),
+        "overlap": int(overlap),  # what the demo's labels have: the project page and the assign form say so
         "rubric": [],
         "cohorts": [{"name": name} for name, _, _ in cohorts],
         "judges": [] if judge is None else [{
@@ -325,7 +326,7 @@ def generate_clinical(
             coverage_k = min(n_criteria, max(1, round(total / count)))
         counts = writer.finish(_project(slug=slug, seed=seed, n_cases=n_cases, n_criteria=n_criteria, models=models,
                                         cohorts=cohorts, judge=judge, with_humans=bool(human_cases),
-                                        coverage_k=coverage_k))
+                                        coverage_k=coverage_k, overlap=overlap))
     counts.update(
         coverage_k=int(coverage_k),
         low_agreement_cases=[f"case-{i + 1:0{width}d}" for i in sorted(low_cases)],

@@ -405,7 +405,9 @@
 
   function trySubmit() {
     const button = document.getElementById("submit-btn");
-    if (!button || button.disabled) return;
+    if (!button) return;
+    if (refuseMissingEvidence()) return;  // Submit is disabled then: Enter says why and leads to the first one
+    if (button.disabled) return;
     document.getElementById("submit-form").requestSubmit(button);
   }
 

@@ -34,3 +34,12 @@ def test_plain_text_and_quotes():
     assert quote_in_response(quote="An ECG   is needed.", text=text)  # whitespace-normalized
     assert not quote_in_response(quote="antibiotics", text=text)
     assert not quote_in_response(quote="   ", text=text)
+
+
+def test_a_sentence_reads_as_markdown_and_its_html_as_text():
+    from annotation.markdown import markdown_inline
+
+    assert markdown_inline("**Most important:** call 911.") == "<strong>Most important:</strong> call 911."
+    assert markdown_inline("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert markdown_inline("[a link](javascript:alert(1))") == "[a link](javascript:alert(1))"
+    assert markdown_inline("plain & simple") == "plain &amp; simple"
