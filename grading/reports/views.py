@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
-from annotation.access import project_get_for
+from annotation.access import project_get_for, user_may
 from annotation.models import Project
 from evalsite.spreadsheet import csv_lines
 
@@ -84,7 +84,9 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
         "result": result, "error": error, "failed": failed, "pending": result is None and error is None,
         "query": query.urlencode(), "stuck": waited is not None and waited > STUCK_SECONDS,
         "charts": declared.charts(result, project) if result is not None and declared.charts else {},
-        "links": declared.links(result, project) if result is not None and declared.links else {},
+        # row links only for a role that may follow them (the side-by-side page is for adjudicators and managers)
+        "links": declared.links(result, project) if result is not None and declared.links
+        and user_may(project=project, user=request.user, action="inspect") else {},
         "fields": [(name, request.GET.get(name, "")) for name in declared.params().fields],
     }
     return render(request, f"{declared.template}#report" if request.htmx else declared.template, context)

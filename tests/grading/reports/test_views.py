@@ -41,7 +41,12 @@ def test_agreement_page_shows_the_figures(staff_client, mini_project):
 
 
 def test_low_agreement_tail_links_to_the_responses(staff_client, mini_project):
-    from annotation.models import Response
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import ProjectRole, Response
+
+    # an adjudicator (the side-by-side page is theirs and the managers'; a viewer gets no links)
+    ProjectRole.objects.filter(user=get_user_model().objects.get(username="researcher")).update(role="adjudicator")
 
     html = staff_client.get(reverse("report-agreement", args=["mini"]) + "?a=cohort:group-1&b=judge:judge-a").content.decode()
     # judge-a vs group-1 per (model, case): r1 MF1 (2/3 + 4/5)/2 ... r2 all not met by the judge
@@ -49,6 +54,18 @@ def test_low_agreement_tail_links_to_the_responses(staff_client, mini_project):
     assert f"/responses/{r2.pk}/side-by-side/" in html
     assert reverse("admin:annotation_response_change", args=[r2.pk]) in html  # staff see the admin link
     assert ">r2<" in html and "case_level" in html
+
+
+def test_a_viewer_sees_no_links_they_cannot_follow(client, mini_project):
+    from django.contrib.auth import get_user_model
+
+    from tests.roles import grant
+
+    viewer = get_user_model().objects.create_user(username="reader", password="pw-12345")
+    grant(viewer, mini_project, "viewer")
+    client.force_login(viewer)
+    html = client.get(reverse("report-agreement", args=["mini"]) + "?a=cohort:group-1&b=judge:judge-a").content.decode()
+    assert ">r2<" in html and "/side-by-side/" not in html and "/admin/" not in html
 
 
 def test_pages_render_real_figures(staff_client, mini_project, second_judge):
