@@ -16,7 +16,9 @@ $(VENV)/.installed: requirements.txt
 venv: $(VENV)/.installed
 
 # Migrate the embedded SQLite database, load the demo, start a Celery worker on the
-# embedded file-system broker in the background and the web server in the foreground. Every
+# embedded file-system broker in the background, with Celery beat inside it (-B: the judge-run
+# sweeper, which hands a dead worker's run over; a deployment runs `celery -A evalsite beat` once,
+# apart), and the web server in the foreground. Every
 # command of the demo runs with the demo's settings; without DJANGO_SETTINGS_MODULE, manage.py,
 # Celery and WSGI use production's (evalsite/settings/__init__.py).
 demo: export DJANGO_SETTINGS_MODULE = evalsite.settings.local
@@ -25,8 +27,8 @@ demo: venv
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py createcachetable
 	$(BIN)/python manage.py load_demo --url http://$(HOST):$(PORT)/
-	@echo "Starting the Celery worker (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
-	@$(BIN)/celery -A evalsite worker --loglevel=warning --concurrency=2 > var/worker.log 2>&1 & \
+	@echo "Starting the Celery worker with beat (log: var/worker.log) and the web server on http://$(HOST):$(PORT)/ (Ctrl-C stops both)"
+	@$(BIN)/celery -A evalsite worker -B -s var/celerybeat-schedule --loglevel=warning --concurrency=2 > var/worker.log 2>&1 & \
 	  worker=$$!; trap "kill $$worker 2>/dev/null" EXIT INT TERM; \
 	  $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 

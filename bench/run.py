@@ -7,7 +7,8 @@
 3. Judge calls: 2,000 at concurrency 16, 10,000 at 32, and a 200,000-call run's peak RSS.
 4. Adjudication (issue 10): the queue and the adjudication page of the 250-case project, the
    gold export of the 2,500-case one, on SQLite and on PostgreSQL.
-5. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``.
+5. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``
+   (``bench.formats``: the HealthBench meta-evaluation import and gold as Parquet, issue 24).
 """
 import importlib
 import json
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
-OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles")
+OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles", "bench.formats")
 
 
 def say(name: str, value, unit: str = "") -> None:
@@ -155,9 +156,10 @@ def run_judge_scale() -> None:
                 say(f"[judges] {label}", "skipped: " + r["skipped"])
                 continue
             say(f"[judges] {label}: taken over after", r["takeover_s"],
-                f"s (lease {r['lease_s']} s), finished {r['finish_s']} s after the kill; "
-                f"judgments {r['judgments']} of {r['expected']}, duplicates {r['duplicate_judgments']}, "
-                f"calls made twice {r['calls_repeated']}")
+                f"s (lease {r['lease_s']} s, sweep every {r['sweep_s']} s; target <= lease + 15 = {r['target_s']} s), "
+                f"finished {r['finish_s']} s after the kill; judgments {r['judgments']} of {r['expected']}, "
+                f"duplicates {r['duplicate_judgments']}, calls made twice {r['calls_repeated']} "
+                f"(concurrency {r['concurrency']}); load {r['load_average']}")
         elif "--plan-only" in args:
             say(f"[judges] {label}: peak RSS", r["peak_rss_mb"], f"MB (target < {r['rss_target_mb']}; {r['elapsed_s']} s)")
         else:

@@ -51,3 +51,14 @@ def column_mapping_from(post, tables) -> dict:
                     columns[field.name] = value
             entry["columns"] = columns
     return mapping
+
+
+class NewProjectUploadForm(BundleUploadForm):
+    """The upload of the home page's "new project": a bundle names its project; a file that names
+    none (HealthBench, Label Studio, ...) goes into the project named here, or else into a new
+    project named after the file."""
+    project = forms.SlugField(
+        required=False, max_length=100, label="Project",
+        help_text="For a file that names no project (HealthBench, Label Studio): the slug of the project it goes into "
+                  "(made when new). Empty: a new project named after the file.",
+    )

@@ -100,12 +100,14 @@ def data_job_export_start(*, project: Project, user) -> DataJob:
 
 @transaction.atomic
 def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False,
-                          data_format: str = "", choose_columns: bool = False) -> DataJob:
+                          data_format: str = "", choose_columns: bool = False, project_slug: str = "") -> DataJob:
     """Store an uploaded file and queue its import in ``data_format`` (a declared format's name;
     empty: recognized from the file when the job runs). ``project``: the project the upload must
-    belong to (checked when the job runs); None for a new project. ``choose_columns``: an upload in a
-    format read column by column is held (``DataJob.COLUMNS_STAGE``) until its uploader has chosen
-    its columns (``data_job_columns_choose``); without it such a file is read by its headers' names."""
+    belong to (checked when the job runs); None for a new project, which a file that names no
+    project makes under ``project_slug`` or, without one, named after the file
+    (``ImportRequest.project_slug``). ``choose_columns``: an upload in a format read column by
+    column is held (``DataJob.COLUMNS_STAGE``) until its uploader has chosen its columns
+    (``data_job_columns_choose``); without it such a file is read by its headers' names."""
     limit = settings.EVALSITE_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
@@ -122,7 +124,8 @@ def data_job_import_start(*, upload, user, project: Project | None = None, updat
         raise ValidationError({"bundle": "upload " + "; or ".join(f.upload_help for f in chosen)})
     job = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=user, stage="queued",
                                  params={"update_settings": bool(update_settings), "name": upload.name[:200],
-                                         "expect_slug": project.slug if project else None, "format": data_format})
+                                         "expect_slug": project.slug if project else None, "format": data_format,
+                                         **({"slug": project_slug} if project is None and project_slug else {})})
     target = jobs_dir(job) / f"upload{suffix}"
     with open(target, "wb") as out:
         for chunk in upload.chunks():
@@ -277,8 +280,10 @@ def _import(job: DataJob) -> dict:
     if job.params.get("mapping"):  # the column mapping chosen on the upload's column step
         files["mapping"] = path.parent / "mapping.json"
         files["mapping"].write_text(json.dumps(job.params["mapping"]), encoding="utf-8")
-    request = ImportRequest(path=path, user=job.user, project=job.params.get("expect_slug"),
-                            update_settings=job.params.get("update_settings", False), files=files)
+    expected = job.params.get("expect_slug")
+    request = ImportRequest(path=path, user=job.user, project=expected or job.params.get("slug"),
+                            update_settings=job.params.get("update_settings", False), files=files,
+                            upload_name=None if expected else job.params.get("name"))
     result = format_import(request, name=job.params.get("format") or None)
     project = Project.objects.filter(slug=result["project"]).first()
     DataJob.objects.filter(pk=job.pk).update(project=project)

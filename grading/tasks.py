@@ -9,36 +9,38 @@ from .jobs import (
     data_job_run,
 )
 from .judges.dispatch import judge_run_dispatch  # noqa: F401  (sent by name from there; tests import it here)
-from .judges.lease import LEASE_SECONDS
+from .judges.sweep import judge_run_sweep
 from .models import DataJob, JudgeRun
 
 
 @shared_task(
-    name="grading.judge_run_execute", acks_late=True, reject_on_worker_lost=True, bind=True,
+    name="grading.judge_run_execute", acks_late=True, reject_on_worker_lost=True,
     autoretry_for=(OperationalError,), retry_backoff=2, retry_backoff_max=60, max_retries=5,
 )
-def judge_run_execute_task(self, *, run_id: int) -> dict:
-    """Execute or resume a judge run. Acked late and re-queued when the worker dies, so a
-    crashed worker's run is picked up by the next one once its lease lapses
-    (``grading.judges.lease``); finished calls are never repeated, and two copies never
-    execute the same run at once."""
+def judge_run_execute_task(*, run_id: int, handoff: str = "") -> dict:
+    """Execute or resume a judge run (``handoff``: the token the sweeper handed it over with).
+    Finished calls are never repeated, and two copies never execute the same run at once: a copy
+    that finds the run held by a live execution (a redelivery, a double click, a hand-off another
+    sweep superseded) ends here. A worker that dies holding the run is no copy's business: the
+    sweeper (``judge_run_sweep_task``) hands its run over once the lease lapses."""
     from .judges.runner import RunHeld, judge_run_execute  # lazy: the runner brings pandas: loaded by the worker that runs a judge
 
     run = JudgeRun.objects.select_related("judge__project", "judge__prompt_template").get(pk=run_id)
     try:
-        return judge_run_execute(run=run).as_dict()
+        return judge_run_execute(run=run, handoff=handoff).as_dict()
     except RunHeld:
-        # Another worker holds the run's lease (a second copy of this task, or a copy the broker
-        # redelivered). Look again once the lease could have lapsed: if that worker died, this
-        # copy takes the run over; if the run ended, it stops here. No copy executes while
-        # another holds the lease.
-        if not self.app.conf.task_always_eager:
-            queue = (self.request.delivery_info or {}).get("routing_key")  # the queue it came from
-            self.apply_async(kwargs={"run_id": run_id}, countdown=LEASE_SECONDS + 5, queue=queue)
         return {"run": run_id, "status": "held elsewhere"}
     except OperationalError:  # e.g. a locked SQLite file: queue the run again and let Celery retry
         JudgeRun.objects.filter(pk=run_id, status=JudgeRun.FAILED).update(status=JudgeRun.QUEUED)
         raise
+
+
+@shared_task(name="grading.judge_run_sweep", ignore_result=True)
+def judge_run_sweep_task() -> dict:
+    """Sent by Celery beat every ``EVALSITE_JUDGE_SWEEP_SECONDS`` (``CELERY_BEAT_SCHEDULE``; it
+    expires after one interval, so sweeps that waited behind busy workers do not pile up): hand
+    over the runs whose worker died, stop the stopping ones. No result is stored."""
+    return judge_run_sweep().as_dict()
 
 
 @shared_task(name="grading.data_job_run", acks_late=True, reject_on_worker_lost=True, bind=True)

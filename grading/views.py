@@ -23,7 +23,7 @@ from evalsite.spreadsheet import csv_lines
 from . import jobs
 from .audit import COLUMNS, audit_actions, audit_row, audit_trail
 from .bundles.errors import BundleError
-from .forms import BundleUploadForm, column_kinds_from, column_mapping_from
+from .forms import BundleUploadForm, NewProjectUploadForm, column_kinds_from, column_mapping_from
 from .models import DataJob
 from .templatetags.data_tags import data_section_context
 
@@ -81,12 +81,13 @@ def site_import(request):
     """A bundle for a new project (superusers: creating a project is not a project role)."""
     if not request.user.is_superuser:
         raise PermissionDenied("Only superusers create projects; a project's managers import into it from its page")
-    form = _upload_form(request)
+    form = NewProjectUploadForm(request.POST, request.FILES)
     if form.is_valid():
         try:
             job = jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user,
                                              update_settings=form.cleaned_data["update_settings"],
-                                             data_format=form.cleaned_data["format"])
+                                             data_format=form.cleaned_data["format"],
+                                             project_slug=form.cleaned_data["project"])
             return redirect("data-job", job_id=job.pk)
         except ValidationError as exc:
             for name, errors in exc.message_dict.items():

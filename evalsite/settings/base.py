@@ -214,16 +214,36 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    # Redis hands an unacknowledged task to another worker after this long. Longer than a judge
-    # run's lease (60 s) and than the watch countdown of a held run (grading.tasks), so a
-    # redelivered copy of a live run only watches it; a dead worker's run is taken over by the
-    # copy Celery re-queues (reject_on_worker_lost) or by this redelivery.
+    # Redis hands an unacknowledged task to another worker after this long (a worker SIGKILLed
+    # keeps its messages from everyone until then). Nothing waits for it: a dead worker's judge
+    # run is handed over by the sweeper (below) once its lease lapses, and a redelivered copy of
+    # a run that is alive or finished ends at once.
     else {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=900)}
 )
+# The embedded broker writes each message whole before a worker can read it (evalsite.broker).
+CELERY_BROKER_TRANSPORT = "evalsite.broker:FilesystemTransport" if CELERY_BROKER_URL.startswith("filesystem") else None
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="django-db")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# The queue tasks go to unless routed (workers: `-Q`); one name for the site, its workers and beat.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# Acknowledged when a task ends, not when it starts: a task whose worker dies is delivered again
+# (after the visibility timeout on Redis) instead of being lost. With it, one message prefetched
+# per worker process: a busy worker holds only the messages it is executing, never a queued
+# run's that another worker could start now. A pool process that dies (OOM, SIGKILL of the child)
+# puts its message back at once (reject_on_worker_lost on the tasks that are safe to run again).
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery beat (`celery -A evalsite beat`, one per deployment; `worker -B` in the demo) sends the
+# judge-run sweeper every EVALSITE_JUDGE_SWEEP_SECONDS: a run whose worker died (no heartbeat for
+# EVALSITE_JUDGE_LEASE_SECONDS) is handed to another worker within a lease plus one interval of
+# its last heartbeat (grading.judges.sweep). A sweep not started within an interval expires.
+EVALSITE_JUDGE_SWEEP_SECONDS = env.float("EVALSITE_JUDGE_SWEEP_SECONDS", default=5.0)
+CELERY_BEAT_SCHEDULE = {
+    "judge-run-sweep": {"task": "grading.judge_run_sweep", "schedule": EVALSITE_JUDGE_SWEEP_SECONDS,
+                        "options": {"expires": EVALSITE_JUDGE_SWEEP_SECONDS}},
+}
+# Where beat keeps the time of its last sends (`celery beat -s` overrides it).
+CELERY_BEAT_SCHEDULE_FILENAME = env.str("CELERY_BEAT_SCHEDULE_FILENAME", default=str(VAR_DIR / "celerybeat-schedule"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -277,7 +297,8 @@ if _REPLACED:
         "variable sent to it, e.g. EVALSITE_JUDGE_ENDPOINTS=https://api.openai.com/v1=OPENAI_API_KEY; "
         "unset the old variables (README, Deployment: moving to EVALSITE_JUDGE_ENDPOINTS)")
 EVALSITE_JUDGE_ENDPOINTS = judge_endpoints_parse(env.str("EVALSITE_JUDGE_ENDPOINTS", default=""))
-# A judge run belongs to one worker at a time; a worker silent for this long loses it to another.
+# A judge run belongs to one worker at a time; a worker silent for this long loses it to another
+# (the sweeper, EVALSITE_JUDGE_SWEEP_SECONDS above, hands the run over).
 EVALSITE_JUDGE_LEASE_SECONDS = env.float("EVALSITE_JUDGE_LEASE_SECONDS", default=60.0)
 # Provider rate limits (requests / tokens per minute per endpoint) are shared through this Redis
 # server (default: the broker, when it is Redis), else through lock files in this directory.
@@ -287,6 +308,9 @@ EVALSITE_RATE_LIMIT_DIR = Path(env.str("EVALSITE_RATE_LIMIT_DIR", default=str(VA
 # Gold export of a project with at least this many responses is split over this many processes
 # (default: one per core, at most 2); 1 exports in one process.
 EVALSITE_EXPORT_PROCESSES = env.int("EVALSITE_EXPORT_PROCESSES", default=min(2, os.cpu_count() or 1))
+# gold.xlsx is written for a gold set of at most this many rows (a workbook costs about 90 µs a row to
+# write; gold.csv and gold.parquet always hold the whole set, and the manifest says when the XLSX is left out).
+EVALSITE_GOLD_XLSX_MAX_ROWS = env.int("EVALSITE_GOLD_XLSX_MAX_ROWS", default=250_000)
 EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES = env.int("EVALSITE_EXPORT_PARALLEL_MIN_RESPONSES", default=2000)
 # The largest bundle a browser may upload; bigger uploads are refused before they are read.
 EVALSITE_MAX_UPLOAD_BYTES = env.int("EVALSITE_MAX_UPLOAD_BYTES", default=200 * 1024 * 1024)

@@ -412,11 +412,15 @@ class _Export:
         self.files.pop(GOLD_ROWS)
         schema = pa.schema([pa.field(name, pa.float64() if name == "value" else pa.string()) for name in columns])
         xlsx = None
-        if n + 1 <= XLSX_MAX_ROWS:
+        xlsx_max = min(XLSX_MAX_ROWS - 1, getattr(settings, "EVALSITE_GOLD_XLSX_MAX_ROWS", 250_000))
+        if n <= xlsx_max:
             xlsx = XlsxWriter(self.out / "gold.xlsx")
             xlsx.sheet("gold", columns)
-        else:
+        elif n + 1 > XLSX_MAX_ROWS:
             self.not_written["gold.xlsx"] = f"{n:,} gold rows: more than an XLSX worksheet holds (use gold.parquet or gold.csv)"
+        else:  # a workbook costs about 90 µs a row to write, and a spreadsheet of this length is no way to read it
+            self.not_written["gold.xlsx"] = (f"{n:,} gold rows: more than EVALSITE_GOLD_XLSX_MAX_ROWS ({xlsx_max:,}); "
+                                             "use gold.parquet or gold.csv")
         pending: list[tuple] = []
 
         def flush(writer, rows):

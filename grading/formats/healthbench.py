@@ -13,7 +13,12 @@ completions and graded results, imported into the project ``--project``.
   [{"criterion", "points", "tags", "criteria_met", "explanation"}]}`` (simple-evals' per-example
   grades): the completion is the response of that text (made when the completions did not hold
   it), each item the judge's judgment of the criterion of that text (met when ``criteria_met`` is
-  true, not met when false, invalid when null). A completion graded again is the judge's next sample.
+  true, not met when false, invalid when null). A completion graded again is the judge's next sample
+  (simple-evals' repeats), after those the project holds already; a grading the project holds already
+  (the same verdicts and explanations for the same completion) is that sample again, so importing the
+  same grades twice writes nothing.
+- A completion the project holds already (same example, model and text) is that response; a further
+  one of the same model gets the next number.
 
 Lines may carry further keys (simple-evals' outputs add scores, the prompt, a canary): only the
 fields above are read and checked.
@@ -27,6 +32,8 @@ import hashlib
 import json
 import tempfile
 from pathlib import Path
+
+import orjson
 
 from annotation.vocabulary import MET, NOT_MET
 
@@ -107,7 +114,33 @@ class _Converter(LineReader):
         self.response_ids: dict[tuple[str, str, str], str] = {}  # (prompt_id, model, text) -> response id
         self.per_model: dict[tuple[str, str], int] = {}  # (prompt_id, model) -> completions so far
         self.taken: set[str] = set()  # response ids given out
-        self.samples: dict[str, int] = {}  # response id -> gradings so far
+        # response id -> {sample: {criterion id: (verdict, explanation)}}: the judge's gradings stored
+        # already (``known``) and those of this import
+        self.gradings: dict[str, dict[int, dict]] = {}
+        self.stored: dict[str, set[int]] = {}  # response id -> samples stored already that no line matched yet
+
+    def known(self, slug: str, judge: str | None) -> None:
+        """What the project holds already: its responses to these examples (a completion met again is
+        that response; a further one of the same model the next number) and the judge's gradings (a
+        grading met again is that sample, not a new one: importing the same grades twice writes
+        nothing; a further grading of a completion is the judge's next sample after the stored ones)."""
+        from annotation.models import Response  # lazy: the models load when a file is read, not at discovery
+        from grading.models import Judgment  # lazy: as above
+
+        responses = Response.objects.filter(project__slug=slug).order_by("position", "pk")
+        self.taken.update(responses.values_list("external_id", flat=True))
+        for response_id, prompt_id, model, text in responses.filter(case__external_id__in=list(self.rubrics)).values_list(
+                "external_id", "case__external_id", "model", "text"):
+            if (prompt_id, model, text) not in self.response_ids:
+                self.response_ids[(prompt_id, model, text)] = response_id
+                self.per_model[(prompt_id, model)] = self.per_model.get((prompt_id, model), 0) + 1
+        if not judge:
+            return
+        for response_id, sample, criterion_id, verdict, explanation in Judgment.objects.filter(
+                judge__project__slug=slug, judge__name=judge, response__case__external_id__in=list(self.rubrics),
+        ).values_list("response__external_id", "sample", "criterion__external_id", "verdict", "explanation"):
+            self.gradings.setdefault(response_id, {}).setdefault(sample, {})[criterion_id] = (verdict, explanation)
+            self.stored.setdefault(response_id, set()).add(sample)
 
     # -- the examples ---------------------------------------------------------------------------
     def examples(self, path: Path) -> None:
@@ -201,8 +234,7 @@ class _Converter(LineReader):
         by_text: dict[str, list[dict]] = {}
         for criterion in self.rubrics[obj["prompt_id"]]:
             by_text.setdefault(criterion["text"], []).append(criterion)
-        sample = self.samples.get(response_id, 0)
-        self.samples[response_id] = sample + 1
+        judgments = []
         for i, item in enumerate(items):
             where = f"rubric_items[{i}]."
             if not isinstance(item, dict):
@@ -222,12 +254,29 @@ class _Converter(LineReader):
             if met is not None and not isinstance(met, bool):
                 raise v.FieldError(where + "criteria_met", f"field '{where}criteria_met' must be true, false or null")
             explanation = v.string(item, "explanation", prefix=where, required=False, blank=True)
-            self.judgments.append({
-                "response_id": response_id, "criterion_id": criterion["criterion_id"], "judge": judge, "sample": sample,
-                "verdict": None if met is None else MET if met else NOT_MET, "explanation": explanation,
+            judgments.append({
+                "response_id": response_id, "criterion_id": criterion["criterion_id"], "judge": judge,
+                "verdict": None if met is None else MET if met else NOT_MET, "explanation": explanation or "",
                 "raw": json.dumps(item, ensure_ascii=False, sort_keys=True),
             })
+        sample = self._sample(response_id, {j["criterion_id"]: (j["verdict"], j["explanation"]) for j in judgments})
+        for judgment in judgments:
+            self.judgments.append({**judgment, "sample": sample})
             self.origins["judgments.jsonl"].append((name, number))
+
+    def _sample(self, response_id: str, graded: dict) -> int:
+        """The sample a grading of ``response_id`` is: a stored sample with the same grading that no
+        other line took, else the next after every sample of the response."""
+        stored = self.stored.get(response_id, set())
+        gradings = self.gradings.setdefault(response_id, {})
+        same = next((s for s in sorted(stored) if gradings[s] == graded), None)
+        if same is not None:
+            stored.discard(same)
+            return same
+        sample = max(gradings, default=-1) + 1
+        gradings[sample] = graded
+        return sample
+
 
 def _required(obj: dict, keys: tuple[str, ...], v) -> None:
     """Lines of simple-evals' outputs may carry more (a score, metrics, the prompt): only the
@@ -241,7 +290,8 @@ def _read(request: ImportRequest) -> dict:
     from grading.bundles import BundleError  # lazy: the bundle code brings pandas: loaded on import
 
     path = Path(request.path)
-    if not request.project:
+    slug = request.project_slug()
+    if not slug:
         raise BundleError(path.name, "a HealthBench import goes into a project: give --project SLUG "
                                      "(or import from the project's page)", field="project")
     grades = request.files.get("grades")
@@ -250,13 +300,14 @@ def _read(request: ImportRequest) -> dict:
                                      "--judge NAME together", field="judge" if grades else "grades")
     converter = _Converter(request)
     converter.examples(path)
+    converter.known(slug, request.judge)
     if request.files.get("completions"):
         converter.completions(Path(request.files["completions"]))
     if grades:
         converter.grades(Path(grades), request.judge)
     files = {"cases.jsonl": converter.cases, "responses.jsonl": converter.responses,
              "judgments.jsonl": converter.judgments}
-    return converted_import(request=request, project={"slug": request.project, "name": request.project}, files=files,
+    return converted_import(request=request, project={"slug": slug, "name": slug}, files=files,
                             origins=converter.origins)
 
 
@@ -274,8 +325,12 @@ def converted_import(*, request: ImportRequest, project: dict, files: dict[str, 
         (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8",
                                              errors="backslashreplace")
         for name in ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl"):
-            with open(bundle / name, "w", encoding="utf-8", errors="backslashreplace") as out:
-                out.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in files.get(name, ()))
+            with open(bundle / name, "wb") as out:  # orjson: the rows are plain JSON values; UTF-8 as the reader reads
+                for row in files.get(name, ()):
+                    try:
+                        out.write(orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE))
+                    except orjson.JSONEncodeError:  # a lone surrogate: written escaped, and the bundle's checks name it
+                        out.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace"))
         try:
             result = bundle_import(path=bundle, user=request.user, update_settings=request.update_settings)
         except BundleError as exc:

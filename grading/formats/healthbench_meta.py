@@ -22,6 +22,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import orjson
+
 from annotation.vocabulary import MET, NOT_MET
 
 from .healthbench import LineReader, converted_import, first_record
@@ -45,6 +47,8 @@ class _Converter(LineReader):
     def __init__(self):
         super().__init__()
         self.cases: dict[str, dict] = {}  # case id -> case
+        self.conversations: dict[bytes, str] = {}  # a conversation's compact JSON -> its case id
+        self.criterion_ids: dict[str, str] = {}  # criterion text -> its id
         self.responses: dict[str, dict] = {}  # response id -> response
         self.criteria: dict[str, dict] = {}  # criterion id -> criterion (tags gathered over the file)
         self.labels: list[dict] = []
@@ -52,21 +56,43 @@ class _Converter(LineReader):
         self.origins: dict[str, list[tuple[str, int]]] = {"cases.jsonl": [], "responses.jsonl": [], "labels.jsonl": []}
 
     def read(self, path: Path) -> None:
+        name = path.name
         for number, obj in self.lines(path):
-            self.checked(path.name, number, lambda: self._line(obj, path.name, number))
+            self.checked(name, number, lambda: self._line(obj, name, number))
         if not self.labels:
             raise self.error(path.name, 1, "binary_labels", "no labels in the file")
+
+    def _case(self, prompt: object, name: str, number: int) -> str:
+        """The case of a line's conversation, made on first sight. A conversation repeats on every
+        line of its completions and criteria: it is checked and digested once, found again by its
+        compact serialization (orjson's, sorted keys: the same text for the same JSON value)."""
+        try:
+            seen = orjson.dumps(prompt, option=orjson.OPT_SORT_KEYS)
+        except (orjson.JSONEncodeError, TypeError):  # not plain JSON after all: checked below
+            seen = None
+        case_id = self.conversations.get(seen) if seen is not None else None
+        if case_id is not None:
+            return case_id
+        v = self.v
+        try:
+            messages = v.messages(prompt)
+        except v.FieldError as exc:
+            raise v.FieldError("prompt" + exc.field.removeprefix("messages"),
+                               exc.message.replace("'messages'", "'prompt'")) from exc
+        case_id = f"conv-{_digest(json.dumps(messages, ensure_ascii=False, sort_keys=True))}"
+        if case_id not in self.cases:
+            self.cases[case_id] = {"case_id": case_id, "messages": messages}
+            self.origins["cases.jsonl"].append((name, number))
+        if seen is not None:
+            self.conversations[seen] = case_id
+        return case_id
 
     def _line(self, obj: dict, name: str, number: int) -> None:
         v = self.v
         for key in FIELDS:
             if key not in obj:
                 raise v.FieldError(key, f"missing field {key!r}")
-        try:
-            messages = v.messages(obj["prompt"])
-        except v.FieldError as exc:
-            raise v.FieldError("prompt" + exc.field.removeprefix("messages"),
-                               exc.message.replace("'messages'", "'prompt'")) from exc
+        case_id = self._case(obj["prompt"], name, number)
         completion = v.string(obj, "completion", blank=True)
         text = v.string(obj, "rubric")
         category = v.string(obj, "category")
@@ -76,16 +102,11 @@ class _Converter(LineReader):
         if not isinstance(physicians, list) or len(physicians) != len(labels):
             raise v.FieldError("anonymized_physician_ids", "field 'anonymized_physician_ids' must be a list with one id "
                                                            "per binary label")
-        conversation = json.dumps(messages, ensure_ascii=False, sort_keys=True)
-        case_id = f"conv-{_digest(conversation)}"
-        if case_id not in self.cases:
-            self.cases[case_id] = {"case_id": case_id, "messages": messages}
-            self.origins["cases.jsonl"].append((name, number))
         response_id = f"resp-{_digest(case_id + chr(0) + completion)}"
         if response_id not in self.responses:
             self.responses[response_id] = {"response_id": response_id, "case_id": case_id, "model": MODEL, "text": completion}
             self.origins["responses.jsonl"].append((name, number))
-        criterion_id = f"crit-{_digest(text, 12)}"
+        criterion_id = self.criterion_ids.get(text) or self.criterion_ids.setdefault(text, f"crit-{_digest(text, 12)}")
         criterion = self.criteria.setdefault(criterion_id, {"criterion_id": criterion_id, "text": text, "kind": "binary",
                                                             "tags": []})
         if category not in criterion["tags"]:
@@ -113,13 +134,14 @@ def _read(request: ImportRequest) -> dict:
     from grading.bundles import BundleError  # lazy: the bundle code brings pandas: loaded on import
 
     path = Path(request.path)
-    if not request.project:
+    slug = request.project_slug()
+    if not slug:
         raise BundleError(path.name, "a HealthBench meta-evaluation import goes into a project: give --project SLUG "
                                      "(or import from the project's page)", field="project")
     converter = _Converter()
     converter.read(path)
     rubric = [{**c, "tags": sorted(c["tags"])} for c in sorted(converter.criteria.values(), key=lambda c: c["text"])]
-    project = {"slug": request.project, "name": request.project, "rubric": rubric, "cohorts": [{"name": COHORT}]}
+    project = {"slug": slug, "name": slug, "rubric": rubric, "cohorts": [{"name": COHORT}]}
     files = {"cases.jsonl": list(converter.cases.values()), "responses.jsonl": list(converter.responses.values()),
              "labels.jsonl": converter.labels}
     return converted_import(request=request, project=project, files=files, origins=converter.origins)

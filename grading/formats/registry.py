@@ -24,6 +24,7 @@ from pathlib import Path
 from grading.bundles.errors import BundleError
 
 NOT_FORMATS = {"registry"}  # modules of this package that declare no format
+SLUG_MAX = 100  # Project.slug
 
 
 class FormatError(BundleError):
@@ -44,10 +45,39 @@ class ImportRequest:
     update_settings: bool = False  # apply the file's project settings to an existing project (bundles)
     judge: str | None = None  # the judge that graded results are imported as (formats that carry judgments)
     files: dict = field(default_factory=dict)  # further inputs by name ("completions", "grades", "mapping"): Path
+    # The name of the file a user uploaded on the new-project form (no project named): a format whose
+    # file names no project makes a new one named after the file (``project_slug``).
+    upload_name: str | None = None
 
     def option_names(self) -> list[str]:
         """The options this request sets beyond the file itself."""
         return [*(["judge"] if self.judge else []), *sorted(self.files)]
+
+    def project_slug(self, *, named: str | None = None) -> str | None:
+        """The slug of the project a format that names no project in its file imports into: the one
+        asked for (``project``), else the one the file's content names (``named``, e.g. a dataset's
+        name), else, for an upload on the new-project form, a new project named after the uploaded
+        file (``oss_eval.jsonl`` → ``oss_eval``), which must not exist yet — a file name is no
+        project's identity, so two files of one name never meet in one project unasked. None: no
+        project (the format says what to give)."""
+        if self.project:
+            return self.project
+        if named:
+            return named
+        if not self.upload_name:
+            return None
+        from django.utils.text import slugify  # lazy: nothing of Django's text tools at discovery
+
+        from annotation.models import Project  # lazy: the models load when a file is read, not at discovery
+
+        name = Path(self.upload_name).name
+        slug = slugify(Path(name).stem)[:SLUG_MAX].strip("-_")
+        if not slug:
+            raise BundleError(name, "the file's name gives no project slug: name the new project", field="project")
+        if Project.objects.filter(slug=slug).exists():
+            raise BundleError(name, f"a project {slug!r} (named after the file) exists already: import into it from "
+                                    f"its page, or name the new project", field="project")
+        return slug
 
 
 @dataclass(frozen=True)

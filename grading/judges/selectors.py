@@ -53,8 +53,9 @@ STALE_SECONDS = LEASE_SECONDS  # runners renew their lease at least every 10 s w
 
 
 def judge_run_stale(*, run: JudgeRun, now=None) -> bool:
-    """A running run whose worker has not been heard of for a while: it died without the
-    broker handing the task to another worker, so a researcher may resume it."""
+    """A running run whose worker has not been heard of for a lease: it died, and the sweeper
+    hands it to another worker at its next sweep (``grading.judges.sweep``); a researcher may
+    resume it meanwhile (without beat running, only that resumes it)."""
     if run.status not in (JudgeRun.RUNNING, JudgeRun.STOPPING):
         return False
     last = run.heartbeat_at or run.started_at or run.created_at

@@ -241,8 +241,9 @@ def judge_run_resume(*, run: JudgeRun, enqueue: bool = True, budget_usd=None) ->
     if run.budget_usd is not None and run.budget_usd <= run.cost_usd:
         raise ValidationError({"budget_usd": f"run {run.pk} has spent ${run.cost_usd:.4f} of its ${run.budget_usd:.4f} budget: "
                                              "raise the budget above what it has spent to resume it"})
-    run.status, run.error = JudgeRun.QUEUED, ""
-    run.save(update_fields=["status", "error", "budget_usd"])
+    # The lease is given up too: a stale holder that comes back writes nothing more (LeaseLost).
+    run.status, run.error, run.lease_owner = JudgeRun.QUEUED, "", ""
+    run.save(update_fields=["status", "error", "budget_usd", "lease_owner"])
     if enqueue:
         _enqueue(run)
     return run

@@ -56,6 +56,8 @@ verbosity   length_score_correlation(lengths, scores) -> LengthCorrelation
 healthbench healthbench_score(examples, *, n_resamples=1000, seed=0) -> HealthBenchScore
             HealthBenchExample(points, met, item_tags=(), example_tags=()); example_score(points, met);
             clipped_mean(values); clipped_mean_bootstrap_std(values, *, n_resamples=1000, seed=0)
+            example_figures(example); healthbench_counts(examples)
+            healthbench_intervals(examples, cases, *, confidence=0.95, n_resamples=2000, seed=0) -> dict
 bootstrap   bootstrap_mean_ci(values, *, confidence=0.95, n_resamples=2000, seed=0) -> BootstrapCI(low, high, n)
 alignment   normalize_text(text) -> str
             align_rows(left, right, *, model="model", case_text="case_text",
@@ -109,6 +111,9 @@ _SOURCES = {
     "clipped_mean": "healthbench",
     "clipped_mean_bootstrap_std": "healthbench",
     "example_score": "healthbench",
+    "example_figures": "healthbench",
+    "healthbench_counts": "healthbench",
+    "healthbench_intervals": "healthbench",
     "healthbench_score": "healthbench",
     "case_level_mf1": "agreement",
     "cohort_decide": "decisions",
@@ -228,6 +233,9 @@ __all__ = [
     "clipped_mean",
     "clipped_mean_bootstrap_std",
     "example_score",
+    "example_figures",
+    "healthbench_counts",
+    "healthbench_intervals",
     "healthbench_score",
     "case_level_mf1",
     "compare_rankings",

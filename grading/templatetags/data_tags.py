@@ -4,7 +4,7 @@ from django.template.loader import render_to_string
 
 from annotation.access import user_may
 
-from ..forms import BundleUploadForm
+from ..forms import BundleUploadForm, NewProjectUploadForm
 from ..models import DataJob
 
 register = template.Library()
@@ -39,3 +39,9 @@ def project_data(context, project):
 def upload_format_field():
     """The upload's format menu, for a form this app does not render (the home page's new project)."""
     return BundleUploadForm()["format"]
+
+
+@register.simple_tag
+def new_project_field():
+    """The new-project upload's project slug field (for the home page's form)."""
+    return NewProjectUploadForm()["project"]

@@ -16,7 +16,7 @@ from annotation.models import Case, CohortMembership, Criterion, Label, Project,
 from annotation.vocabulary import CANNOT_ASSESS, MET, NOT_MET
 from grading.bundles import BundleError
 from grading.formats.registry import ImportRequest, format_export, format_for, format_import
-from grading.models import DataJob
+from grading.models import DataJob, Judge, Judgment
 from tests.bundles import write_bundle
 
 CONFIG = """<View>
@@ -52,6 +52,13 @@ def _annotation(number, user, results, *, lead_time, ground_truth=False, cancell
             "task": 0, "project": 3, "parent_prediction": None}
 
 
+def _prediction(number, model_version, results):
+    """A prediction as Label Studio 1.x exports it (from an ML backend or an import of pre-annotations)."""
+    return {"id": number, "model_version": model_version, "score": 0.8, "result": results, "cluster": None,
+            "neighbors": None, "mislabeling": 0.0, "created_ago": "2 days", "created_at": "2024-05-01T10:00:00.000000Z",
+            "updated_at": "2024-05-01T10:00:00.000000Z", "task": 0, "project": 3}
+
+
 def _tasks() -> list[dict]:
     chest = "Chest pain for two hours, what should I do?"
     return [
@@ -63,14 +70,18 @@ def _tasks() -> list[dict]:
              _annotation(3, 12, [_result("call", "Met"), _result("tone", "good")], lead_time=12.0, ground_truth=True),
          ],
          "drafts": [{"id": 5, "user": "a@b.c", "result": [_result("call", "Met")]}],
-         "predictions": [], "total_annotations": 3, "cancelled_annotations": 0, "inner_id": 1},
+         "predictions": [_prediction(1, "judge-x", [_result("call", "Met"), _result("tone", "good")]),
+                         _prediction(2, "judge-x", [_result("call", "Not met"), _result("tone", "good")]),  # sample 1
+                         _prediction(3, "judge-y", [_result("call", "Met")])],
+         "total_annotations": 3, "cancelled_annotations": 0, "inner_id": 1},
         {"id": 12, "data": {"prompt": chest, "response": "Rest at home.", "model": "model-b", "case_id": "chest"},
          "annotations": [
              _annotation(4, 7, [_result("call", "Not met"), _result("tone", "poor")], lead_time=20.0),
              _annotation(5, 9, [_result("call", "Cannot assess"), _result("tone", "Cannot assess")], lead_time=8.0),
              _annotation(6, 12, [_result("call", "Met")], lead_time=3.0, cancelled=True),
          ],
-         "drafts": [], "predictions": [], "inner_id": 2},
+         "drafts": [], "predictions": [_prediction(4, "judge-x", [_result("call", "Cannot assess"), _result("tone", "poor")])],
+         "inner_id": 2},
         {"id": 13, "data": {"prompt": "My child has a fever.", "response": "Give fluids.", "model": "model-a",
                             "case_id": "fever"},
          "annotations": [_annotation(7, 7, [_result("call", "Not met"), _result("tone", "ok")], lead_time=15.0)],
@@ -88,12 +99,17 @@ def _write(directory: Path, tasks: list, *, config: str | None = CONFIG) -> Path
 
 
 def _essential(tasks: list[dict]) -> list[dict]:
-    """What Label Studio reads back of a task: id, data and each annotation's user, role, time and
-    results (a result's region id and origin, annotation ids and timestamps are Label Studio's own)."""
+    """What Label Studio reads back of a task: id, data, each annotation's user, role, time and
+    results, and each prediction's model version and results (a result's region id and origin,
+    annotation and prediction ids, scores and timestamps are Label Studio's own)."""
+    def results(rows):
+        return [{k: r[k] for k in ("from_name", "to_name", "type", "value")} for r in rows]
+
     return [{"id": t["id"], "data": t["data"], "annotations": [
         {"completed_by": a["completed_by"], "ground_truth": a["ground_truth"], "lead_time": a.get("lead_time"),
-         "result": [{k: r[k] for k in ("from_name", "to_name", "type", "value")} for r in a["result"]]}
-        for a in t["annotations"] if not a.get("was_cancelled")]} for t in tasks]
+         "result": results(a["result"])} for a in t["annotations"] if not a.get("was_cancelled")],
+        "predictions": [{"model_version": p["model_version"], "result": results(p["result"])}
+                        for p in t.get("predictions") or []]} for t in tasks]
 
 
 def _counts():
@@ -112,7 +128,7 @@ def test_an_export_is_recognized_by_its_shape(tmp_path):
 
 def test_import_makes_criteria_responses_labels_and_checker_labels(tmp_path, db):
     result = format_import(ImportRequest(path=_write(tmp_path, _tasks()), project="ls"))
-    assert result == {"project": "ls", "cases": 2, "criteria": 2, "responses": 3, "labels": 12, "judgments": 0,
+    assert result == {"project": "ls", "cases": 2, "criteria": 2, "responses": 3, "labels": 12, "judgments": 7,
                       "left_out": {"drafts": 1, "cancelled": 1, "other_results": 0}}
     criteria = {c.external_id: c for c in Criterion.objects.filter(project__slug="ls")}
     assert criteria["call"].kind == Criterion.BINARY and criteria["call"].text == "Advises calling emergency services"
@@ -134,7 +150,19 @@ def test_import_makes_criteria_responses_labels_and_checker_labels(tmp_path, db)
     assert ("12", "call", "labelstudio-12") not in labels  # cancelled
     assert CohortMembership.objects.get(user__username="labelstudio-12").role == CohortMembership.CHECKER
     assert set(CohortMembership.objects.values_list("cohort__name", flat=True)) == {"labelstudio"}
-    assert format_import(ImportRequest(path=tmp_path / "export.json", project="ls"))["labels"] == 0  # again: nothing new
+    # predictions: each model version a judge, its predictions of one task its samples in order
+    judgments = Judgment.objects.filter(judge__project__slug="ls").order_by(
+        "judge__name", "response__position", "sample", "criterion__external_id")
+    assert [(j.judge.name, j.response.external_id, j.sample, j.criterion.external_id, j.verdict or j.option_label)
+            for j in judgments] == [
+        ("judge-x", "11", 0, "call", MET), ("judge-x", "11", 0, "tone", "good"),
+        ("judge-x", "11", 1, "call", NOT_MET), ("judge-x", "11", 1, "tone", "good"),
+        ("judge-x", "12", 0, "call", CANNOT_ASSESS), ("judge-x", "12", 0, "tone", "poor"),
+        ("judge-y", "11", 0, "call", MET)]
+    assert set(Judge.objects.filter(project__slug="ls").values_list("name", "backend")) == {
+        ("judge-x", Judge.REPLAY), ("judge-y", Judge.REPLAY)}
+    again = format_import(ImportRequest(path=tmp_path / "export.json", project="ls"))
+    assert (again["labels"], again["judgments"]) == (0, 0)  # again: nothing new
 
 
 def test_a_mapping_file_names_the_fields_and_criteria_come_from_the_results_without_a_config(tmp_path, db):
@@ -175,6 +203,20 @@ def test_a_bad_task_is_named_by_file_task_and_field_and_nothing_is_written(tmp_p
         format_import(ImportRequest(path=_write(tmp_path / "a", tasks), project="ls"))
     assert caught.value.field == "annotations[0].result[1].value.choices"
     tasks = _tasks()
+    tasks[0]["predictions"][1]["result"][1]["value"]["choices"] = ["excellent"]
+    with pytest.raises(BundleError, match=r"^export.json line 1: 'excellent' is not a choice of control 'tone'$") as caught:
+        format_import(ImportRequest(path=_write(tmp_path / "a2", tasks), project="ls"))
+    assert caught.value.field == "predictions[1].result[1].value.choices"
+    tasks = _tasks()
+    tasks[1]["predictions"][0]["model_version"] = "j" * 300
+    with pytest.raises(BundleError, match=r"^export.json line 2: field 'model_version' must be a string of at most 100 "):
+        format_import(ImportRequest(path=_write(tmp_path / "a3", tasks), project="ls"))
+    tasks = _tasks()
+    tasks[1]["predictions"][0]["evalsite_sample"] = 40_000  # found by the bundle importer, named back
+    with pytest.raises(BundleError, match=r"^export.json line 2: ") as caught:
+        format_import(ImportRequest(path=_write(tmp_path / "a4", tasks), project="ls"))
+    assert caught.value.field == "predictions[0].evalsite_sample"
+    tasks = _tasks()
     tasks[2]["data"]["model"] = "m" * 500  # found by the bundle importer, named back in the task's terms
     with pytest.raises(BundleError, match=r"^export.json line 3: ") as caught:
         format_import(ImportRequest(path=_write(tmp_path / "b", tasks), project="ls"))
@@ -212,6 +254,13 @@ def test_export_writes_tasks_and_a_labeling_config_byte_stable(tmp_path, db):
     assert '<Choices name="c1-ecg" toName="response" choice="single" showInline="true">' in config
     assert '<Choice value="ok" hint="value 0.5" />' in config and '<Choice value="Cannot assess" />' in config
     assert first["counts"]["tasks.json"] == 4 and first["counts"]["config.xml"] == 5
+    # judge-a's judgments as predictions: its met decision on r1; the invalid output (r2) and the bare
+    # value (r3) have no choice to show: left out and counted
+    assert tasks[0]["predictions"] == [{"model_version": "judge-a", "evalsite_sample": 0, "result": [
+        {"from_name": "c1-ecg", "to_name": "response", "type": "choices", "value": {"choices": ["Met"]}}]}]
+    assert [t["predictions"] for t in tasks[1:]] == [[], [], []]
+    assert first["counts"]["predictions"] == 1 and first["counts"]["left_out"] == {
+        "value_labels": 0, "invalid_judgments": 1, "value_judgments": 1}
 
 
 def test_label_studio_to_evalsite_to_label_studio_gives_the_same_tasks(tmp_path, db, capsys):
@@ -227,7 +276,7 @@ def test_label_studio_to_evalsite_to_label_studio_gives_the_same_tasks(tmp_path,
     # and the exported pair imports again (config.xml beside tasks.json) into a project that equals the first
     copy_path = tmp_path / "out" / "tasks.json"
     again = format_import(ImportRequest(path=copy_path, project="ls2"))
-    assert again["labels"] == 12 and again["criteria"] == 2
+    assert again["labels"] == 12 and again["criteria"] == 2 and again["judgments"] == 7
     format_export(project=Project.objects.get(slug="ls2"), out_dir=tmp_path / "out2", name="labelstudio")
     assert (tmp_path / "out2" / "tasks.json").read_bytes() == copy_path.read_bytes()
     assert (tmp_path / "out2" / "config.xml").read_bytes() == (tmp_path / "out" / "config.xml").read_bytes()
@@ -249,3 +298,19 @@ def test_an_export_is_uploaded_on_its_projects_page_as_a_background_job(tmp_path
     assert job.result["responses"] == 3 and job.result["left_out"] == {"drafts": 1, "cancelled": 1, "other_results": 0}
     assert Project.objects.get(slug="ls").name == "From Label Studio"  # the project's own name kept
     assert Criterion.objects.get(project__slug="ls", external_id="call").kind == Criterion.BINARY  # no config: inferred
+
+
+def test_an_export_uploaded_as_a_new_project_goes_into_the_project_named(tmp_path, db, client, settings,
+                                                                         django_capture_on_commit_callbacks):
+    """The home page's "new project" takes a Label Studio export (which names no project) into the
+    project named under Project, made when new."""
+    settings.EVALSITE_JOBS_DIR = str(tmp_path / "jobs")
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw-root-1234"))
+    body = json.dumps(_tasks()).encode("utf-8")
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post("/projects/import/", {"bundle": SimpleUploadedFile("export.json", body),
+                                                   "format": "labelstudio", "project": "from-ls"})
+    job = DataJob.objects.get(kind="import")
+    assert answer.status_code == 302 and job.status == "finished", job.error
+    assert job.project.slug == "from-ls" and job.result["labels"] == 12
+    assert Label.objects.filter(response__project__slug="from-ls").count() == 12

@@ -294,3 +294,165 @@ def test_a_further_completion_is_a_further_response_and_a_further_grading_a_furt
                                                                          "p-e:model-a:2": "Eight glasses."}
     assert list(Judgment.objects.order_by("sample").values_list("response__external_id", "sample", "verdict")) == [
         ("p-e:model-a", 0, MET), ("p-e:model-a", 1, NOT_MET)]
+
+
+# --- the score: gradings as examples, intervals, the page ----------------------------------------
+
+def test_two_gradings_of_one_completion_are_two_examples(files, db, tmp_path, capsys):
+    """simple-evals scores every graded example and averages: p-e graded met and then not met counts
+    1 and 0 (a vote over the two gradings would make it one unresolved, not-met example)."""
+    grades = [_grade(p, "model-a", TEXTS[p], MET_BY_PROMPT[p]) for p in TEXTS]
+    grades.append(_grade("p-e", "model-a", TEXTS["p-e"], [False]))  # the same completion graded again
+    call_command("import_bundle", str(files["examples"]), "--project", "hb",
+                 "--grades", str(_jsonl(tmp_path / "g.jsonl", grades)), "--judge", "grader", stdout=io.StringIO())
+    call_command("healthbench_score", "--project", "hb", "--source", "judge:grader", "--json")
+    model_a = json.loads(capsys.readouterr().out)["models"]["model-a"]
+    assert model_a["n_examples"] == 5
+    assert model_a["overall"] == pytest.approx((0.375 - 1.5 + 1 + 1 + 0) / 5)
+    assert model_a["bootstrap_std"] == pytest.approx(clipped_mean_bootstrap_std([0.375, -1.5, 1.0, 1.0, 0.0]))
+
+
+def _by_hand_interval(values_by_case: dict[str, list[float]]) -> list[float]:
+    """The 95% percentile interval of the clipped mean over scipy's seeded draws of case positions
+    (2,000 resamples, seed 0), as every report's --ci draws them."""
+    import numpy as np
+    from scipy import stats
+
+    cases = sorted(values_by_case)
+
+    def clipped(drawn):
+        values = [v for i in drawn for v in values_by_case[cases[i]]]
+        return float(np.clip(np.mean(values), 0, 1)) if values else np.nan
+
+    draws = stats.bootstrap((np.arange(len(cases)),), clipped, vectorized=False, n_resamples=2000,
+                            method="percentile", rng=np.random.default_rng(0)).bootstrap_distribution
+    return list(np.quantile(draws[~np.isnan(draws)], [0.025, 0.975]))
+
+
+def test_intervals_on_request(files, db, capsys):
+    _import(files)
+    call_command("healthbench_score", "--project", "hb", "--source", "judge:grader", "--json", "--ci")
+    model_a = json.loads(capsys.readouterr().out)["models"]["model-a"]
+    # model-a's examples by case (p-d has no positive item: no example): scores as in HAND
+    assert model_a["overall_ci"] == pytest.approx(_by_hand_interval({"p-a": [0.375], "p-b": [-1.5], "p-c": [1.0],
+                                                                     "p-e": [1.0]}))
+    # a rubric tag: accuracy scores 0.6 (p-a) and 0 (p-b); completeness 0 (p-a) and 1 (p-c)
+    assert model_a["by_rubric_tag_ci"][ACC] == pytest.approx(_by_hand_interval({"p-a": [0.6], "p-b": [0.0]}))
+    assert model_a["by_example_tag_ci"]["theme:hedging"] is None  # one case: nothing to resample
+    assert model_a["overall"] == pytest.approx(HAND["overall"])  # the figures themselves unchanged
+    call_command("healthbench_score", "--project", "hb", "--source", "judge:grader", "--json")
+    assert "overall_ci" not in json.loads(capsys.readouterr().out)["models"]["model-a"]
+
+
+@pytest.fixture
+def viewer(client, db):
+    client.force_login(get_user_model().objects.create_superuser("root", password="pw-root-1234"))
+    return client
+
+
+def test_the_page_shows_the_score_by_model_and_tag_with_csv(files, viewer):
+    _import(files)
+    url = reverse("report-healthbench", args=["hb"])
+    page = viewer.get(url, {"ci": "1"})
+    assert page.status_code == 200
+    tables = page.context["result"]["tables"]
+    overall = {row[0]: row for row in tables["overall"]["rows"]}
+    assert tables["overall"]["columns"] == ["model", "overall", "bootstrap_std", "n_examples", "overall 95% CI"]
+    assert overall["model-a"][1:4] == [pytest.approx(HAND["overall"]), pytest.approx(HAND["bootstrap_std"]), 4]
+    themes = {(row[0], row[1]): row[2:4] for row in tables["by_example_tag"]["rows"]}
+    assert themes[("theme:emergency_referrals", "model-a")] == [0.0, 2]  # clipped mean of 0.375 and -1.5
+    axes = {(row[0], row[1]): row[2:4] for row in tables["by_rubric_tag"]["rows"]}
+    assert axes[(ACC, "model-a")] == [pytest.approx(0.3), 2] and axes[(COMP, "model-b")] == [0.0, 1]
+    html = page.content.decode()
+    assert "By example tag" in html and "By rubric tag" in html and 'class="vega-spec"' in html
+    download = viewer.get(url, {"format": "csv", "table": "by_rubric_tag"})
+    assert download.status_code == 200
+    lines = download.content.decode().splitlines()
+    assert lines[0] == '"tag","model","score","n_examples"' and any(line.startswith('"axis:accuracy","model-a",0.3') for line in lines)
+
+
+def test_the_page_explains_how_to_import_without_healthbench_data(viewer, tmp_path):
+    from tests.bundles import write_bundle
+
+    call_command("import_bundle", str(write_bundle(tmp_path / "mini")))
+    page = viewer.get(reverse("report-healthbench", args=["mini"]))
+    assert page.status_code == 200 and page.context["result"]["tables"] == {}
+    html = page.content.decode()
+    assert "No HealthBench examples in this project" in html and "--format healthbench --project mini" in html
+
+
+def test_grades_imported_again_are_the_same_samples_and_new_grades_the_next(files, db, tmp_path):
+    """A judge's samples are its repeated gradings of one item (the stability report's Monte Carlo
+    samples): the same grades imported again are the samples stored already (nothing written), a
+    further grading of a completion is the next sample after the stored ones, never sample 0 again
+    (which would overwrite the first grading)."""
+    _import(files)
+    assert _import(files)["judgments"] == 0  # identical grades: idempotent
+    again = [_grade("p-e", "model-a", TEXTS["p-e"], [False]), _grade("p-c", "model-b", "No.", [True, False])]
+    result = format_import(ImportRequest(path=files["examples"], project="hb", judge="grader",
+                                         files={"grades": _jsonl(tmp_path / "again.jsonl", again)}))
+    assert (result["responses"], result["judgments"]) == (0, 3)  # the completions are the stored responses
+    samples = list(Judgment.objects.filter(response__external_id__in=["p-e:model-a", "p-c:model-b"])
+                   .order_by("response__external_id", "criterion__external_id", "sample")
+                   .values_list("response__external_id", "criterion__external_id", "sample", "verdict"))
+    assert samples == [("p-c:model-b", "p-c#1", 0, NOT_MET), ("p-c:model-b", "p-c#1", 1, MET),
+                       ("p-c:model-b", "p-c#2", 0, NOT_MET), ("p-c:model-b", "p-c#2", 1, NOT_MET),
+                       ("p-e:model-a", "p-e#1", 0, MET), ("p-e:model-a", "p-e#1", 1, NOT_MET)]
+    # the three files once more, and the second grades file once more: nothing new
+    assert _import(files)["judgments"] == 0
+    assert format_import(ImportRequest(path=files["examples"], project="hb", judge="grader",
+                                       files={"grades": tmp_path / "again.jsonl"}))["judgments"] == 0
+    # a further completion of a model is a further response, numbered after the stored one
+    further = [{"prompt_id": "p-e", "model": "model-a", "completion": "Eight glasses."}]
+    format_import(ImportRequest(path=files["examples"], project="hb",
+                                files={"completions": _jsonl(tmp_path / "more.jsonl", further)}))
+    assert Response.objects.get(external_id="p-e:model-a:2").text == "Eight glasses."
+    call_command("stability", "--project", "hb", "--judge", "grader", "--json", stdout=io.StringIO())  # samples read
+
+
+# --- the browser's new-project upload ------------------------------------------------------------
+
+def _upload_new_project(client, path: Path, capture, **fields):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from grading.models import DataJob
+
+    with capture(execute=True):
+        answer = client.post("/projects/import/", {"bundle": SimpleUploadedFile(path.name, path.read_bytes()), **fields})
+    return answer, DataJob.objects.filter(kind="import").latest("pk")
+
+
+def test_a_healthbench_file_uploaded_as_a_new_project_makes_one(files, viewer, settings, tmp_path,
+                                                                django_capture_on_commit_callbacks):
+    """The home page's "new project": a file that names no project makes a new project named after
+    the file, or the one named under Project; the file name of a project that exists is refused."""
+    settings.EVALSITE_JOBS_DIR = str(tmp_path / "jobs")
+    assert 'name="project"' in viewer.get("/").content.decode()  # the field on the home page
+    answer, job = _upload_new_project(viewer, files["examples"], django_capture_on_commit_callbacks)
+    assert answer.status_code == 302 and answer["Location"] == f"/jobs/{job.pk}/"
+    assert job.status == "finished", job.error
+    assert job.result["project"] == "oss_eval" and job.result["cases"] == 5 and job.project.slug == "oss_eval"
+    assert Case.objects.filter(project__slug="oss_eval").count() == 5
+
+    _, job = _upload_new_project(viewer, files["examples"], django_capture_on_commit_callbacks)  # the same file again
+    assert job.status == "failed"
+    assert job.error == ("oss_eval.jsonl: a project 'oss_eval' (named after the file) exists already: import into it "
+                         "from its page, or name the new project")
+
+    _, job = _upload_new_project(viewer, files["examples"], django_capture_on_commit_callbacks, project="hb-2",
+                                 format="healthbench")
+    assert job.status == "finished", job.error
+    assert job.result["project"] == "hb-2" and Project.objects.get(slug="hb-2").cases.count() == 5
+
+    answer, _ = _upload_new_project(viewer, files["examples"], django_capture_on_commit_callbacks, project="no slug!")
+    assert answer.status_code == 302 and answer["Location"] == "/"  # refused before any job, the form's error shown
+    assert "letters, numbers, underscores or hyphens" in viewer.get("/").content.decode()
+    assert Project.objects.count() == 2
+
+
+def test_a_meta_evaluation_file_uploaded_as_a_new_project(viewer, settings, tmp_path, django_capture_on_commit_callbacks):
+    settings.EVALSITE_JOBS_DIR = str(tmp_path / "jobs")
+    path = _jsonl(tmp_path / "meta_eval.jsonl", META)
+    _, job = _upload_new_project(viewer, path, django_capture_on_commit_callbacks, format="healthbench-meta")
+    assert job.status == "finished", job.error
+    assert job.result == {"project": "meta_eval", "cases": 2, "criteria": 2, "responses": 3, "labels": 9, "judgments": 0}

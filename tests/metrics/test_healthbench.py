@@ -64,3 +64,29 @@ def test_no_examples_and_bad_input():
     assert (empty.overall, empty.bootstrap_std, empty.n_examples, empty.by_rubric_tag) == (None, None, 0, {})
     with pytest.raises(MetricError):
         HealthBenchExample(points=(1, 2), met=(True,))
+
+
+def test_intervals_resample_cases_and_leave_undefined_examples_out():
+    """The clipped means' percentile intervals over scipy's seeded draws of cases (2,000, seed 0), the
+    cases of examples without a positive item (D) not drawn; a case may hold several examples."""
+    from scipy import stats
+
+    from grading.metrics import healthbench_intervals
+
+    cases = ["c1", "c1", "c2", "c3", "c4"]  # A and B share a case; D's case c3 enters no figure
+    examples = [EXAMPLES[0], EXAMPLES[1], EXAMPLES[2], EXAMPLES[3], EXAMPLES[4]]
+    found = healthbench_intervals(examples, cases)
+    scores = {"c1": [0.375, -1.5], "c2": [1.0], "c4": [1.0]}
+    kept = sorted(scores)
+
+    def clipped(drawn):
+        return float(np.clip(np.mean([v for i in drawn for v in scores[kept[i]]]), 0, 1))
+
+    draws = stats.bootstrap((np.arange(len(kept)),), clipped, vectorized=False, n_resamples=2000, method="percentile",
+                            rng=np.random.default_rng(0)).bootstrap_distribution
+    assert [found["overall"].low, found["overall"].high] == pytest.approx(list(np.quantile(draws, [0.025, 0.975])))
+    assert found["overall"].n == 4  # the defined examples
+    assert found["by_example_tag"]["theme:emergency"] is None  # one case (c1): nothing to resample
+    assert set(found["by_rubric_tag"]) == {ACC, COMP}
+    with pytest.raises(MetricError):
+        healthbench_intervals(examples, cases[:2])

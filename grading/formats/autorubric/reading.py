@@ -317,7 +317,7 @@ def read(request: ImportRequest) -> dict:
         reference = v.string(data, "reference_submission", required=False, blank=True)
     except v.FieldError as exc:
         raise BundleError(path.name, exc.message, line=line_of[exc.field], field=exc.field) from exc
-    slug = request.project or slugify(dataset_name)[:SLUG_MAX].strip("-_")
+    slug = request.project_slug(named=slugify(dataset_name)[:SLUG_MAX].strip("-_"))
     if not slug:
         raise BundleError(path.name, "the dataset has no name to make the project's slug of: give --project SLUG "
                                      "(or import it from the project's page)", field="project")

@@ -21,14 +21,20 @@ a path relative to it). Each annotation's ``completed_by`` is an annotator of th
 ``labelstudio`` (``labelstudio-<id>``, whether Label Studio gives the user as an id or as an object;
 an object's e-mail when it has no id), a ``ground_truth`` annotation is that cohort's checker label
 (one per task), ``lead_time`` the time spent on the annotation's first label; drafts, cancelled
-annotations and results of other controls (text areas, ...) are left out and counted.
+annotations and results of other controls (text areas, ...) are left out and counted. Each
+prediction is a judge's judgments: the judge named by its ``model_version`` (``labelstudio-predictions``
+without one; made as a replay judge when new), its sample the ``evalsite_sample`` evalsite writes or
+else its place among the task's predictions of that model version.
 
 Export writes ``tasks.json`` (data ``prompt``, ``response``, ``model``, ``case_id``; one
 annotation per annotator and role, ``completed_by`` a stable integer per user name with the name in
-``evalsite_username``, which Label Studio ignores) and ``config.xml`` (a Choices control per
-criterion). Label Studio → evalsite → Label Studio gives the same tasks for Choices controls whose
-binary words are Met / Not met / Cannot assess; a Rating comes back as Choices, a nominal
-criterion as ordinal, case-specific criteria as controls of the one config.
+``evalsite_username``, which Label Studio ignores; one prediction per judge and sample,
+``model_version`` = the judge's name, a Choices result per criterion it decided; judgments without a
+choice to show — invalid outputs, bare values — are left out and counted) and ``config.xml`` (a
+Choices control per criterion). Label Studio → evalsite → Label Studio gives the same tasks
+(annotations and predictions) for Choices controls whose binary words are Met / Not met / Cannot
+assess; a Rating comes back as Choices, a nominal criterion as ordinal, case-specific criteria as
+controls of the one config.
 """
 from ..registry import DataFormat, register
 from .controls import Control as Control

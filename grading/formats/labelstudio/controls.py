@@ -12,6 +12,9 @@ from grading.bundles.errors import BundleError
 COHORT = "labelstudio"  # the one cohort the annotators of an export join
 USER_PREFIX = "labelstudio-"
 USERNAME_KEY = "evalsite_username"  # a key of an exported annotation that Label Studio ignores
+MODEL_VERSION = "model_version"  # a prediction's model: the judge whose judgments it holds
+SAMPLE_KEY = "evalsite_sample"  # a key of an exported prediction that Label Studio ignores: the judge's sample
+UNNAMED_JUDGE = "labelstudio-predictions"  # the judge of predictions without a model version
 TO_NAME = "response"
 HINT = re.compile(r"^value (\S+?)( n/a)?$")
 # Words a Choice may carry for a verdict (compared lower-cased): evalsite's own names and words,

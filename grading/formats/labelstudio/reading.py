@@ -8,13 +8,14 @@ from pathlib import Path
 from grading.bundles.errors import BundleError
 
 from ..registry import ImportRequest
-from .controls import COHORT, USER_PREFIX, USERNAME_KEY, Control, config_controls
+from .controls import COHORT, MODEL_VERSION, SAMPLE_KEY, UNNAMED_JUDGE, USER_PREFIX, USERNAME_KEY, Control, config_controls
 
 UNKNOWN_MODEL = "unknown"
 MAPPING_KEYS = ("prompt", "response", "model", "case_id", "response_id", "reference_answer", "config")
 DEFAULT_MAPPING = {"prompt": "prompt", "response": "response", "model": "model", "case_id": "case_id",
                    "response_id": "response_id", "reference_answer": "reference_answer"}
 HEAD_BYTES = 1 << 20
+JUDGE_NAME_MAX = 100  # Judge.name
 
 
 def _tasks_file(path: Path) -> Path:
@@ -69,7 +70,7 @@ class _Converter:
     def __init__(self, name: str, mapping: dict, controls: dict[str, Control] | None):
         self.name, self.mapping, self.controls = name, mapping, controls
         self.inferred: dict[str, Control] = {}
-        self.cases, self.responses, self.labels = [], [], []
+        self.cases, self.responses, self.labels, self.judgments = [], [], [], []
         self.case_of_prompt: dict[str, str] = {}
         self.case_prompts: dict[str, str] = {}
         self.where: dict[tuple[str, int], tuple[int, str]] = {}  # (bundle file, line) -> (task, field prefix)
@@ -132,6 +133,46 @@ class _Converter:
                                                                f"annotations[{ground_truth}]): a task has one checker decision")
                 ground_truth = j
             self.annotation(number, where, annotation, response_id)
+        predictions = task.get("predictions") or []
+        if not isinstance(predictions, list):
+            self.fail(number, "predictions", "field 'predictions' must be a list")
+        samples: dict[str, int] = {}
+        for j, prediction in enumerate(predictions):
+            self.prediction(number, f"predictions[{j}]", prediction, response_id, samples)
+
+    def prediction(self, number: int, where: str, prediction: object, response_id: str, samples: dict) -> None:
+        """A prediction as the judgments of the judge named by its ``model_version``, one per result;
+        its sample: the ``evalsite_sample`` evalsite's export writes, else its place among the task's
+        predictions of that model version (0, 1, ...)."""
+        if not isinstance(prediction, dict):
+            self.fail(number, where, "a prediction must be a JSON object (a full JSON export, not JSON-MIN)")
+        judge = prediction.get(MODEL_VERSION)
+        if judge is None or (isinstance(judge, str) and not judge.strip()):
+            judge = UNNAMED_JUDGE
+        if not isinstance(judge, str) or len(judge) > JUDGE_NAME_MAX:
+            self.fail(number, f"{where}.{MODEL_VERSION}",
+                      f"field '{MODEL_VERSION}' must be a string of at most {JUDGE_NAME_MAX} characters (a judge's name)")
+        sample = prediction.get(SAMPLE_KEY)
+        if sample is None:
+            sample = samples.get(judge, 0)
+        elif not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+            self.fail(number, f"{where}.{SAMPLE_KEY}", f"field '{SAMPLE_KEY}' must be a whole number from 0")
+        samples[judge] = max(samples.get(judge, 0), sample + 1)
+        results = prediction.get("result") or []
+        if not isinstance(results, list):
+            self.fail(number, f"{where}.result", "field 'result' must be a list")
+        for k, result in enumerate(results):
+            at = f"{where}.result[{k}]"
+            if not isinstance(result, dict) or not isinstance(result.get("value"), dict):
+                self.fail(number, at, "a result must be a JSON object with a 'value' object")
+            kind = result.get("type")
+            if kind not in ("choices", "rating"):
+                self.left_out["other_results"] += 1
+                continue
+            decision = self.decision(number, at, result, kind)
+            self.judgments.append({"response_id": response_id, "criterion_id": result["from_name"], "judge": judge,
+                                   "sample": sample, **decision})
+            self.where[("judgments.jsonl", len(self.judgments))] = (number, at)
 
     def user(self, number: int, where: str, annotation: dict) -> str:
         user = annotation.get(USERNAME_KEY) or annotation.get("completed_by")
@@ -199,7 +240,7 @@ class _Converter:
     def rubric(self) -> list[dict]:
         if self.controls is not None:
             return [control.spec() for control in self.controls.values()]
-        for label in self.labels:
+        for label in (*self.labels, *self.judgments):
             if "word" in label:
                 label.update(self.inferred[label["criterion_id"]].decision(label.pop("word")))
         return [control.spec() for control in self.inferred.values()]
@@ -219,8 +260,9 @@ def _named(exc: BundleError, converter: _Converter, config: Path | None) -> Bund
         return BundleError(config.name if exc.file == "project.json" and config else converter.name, exc.message,
                            field=exc.field)
     number, prefix = found
-    fields = {"annotator": "completed_by", "cohort": "completed_by", "time_spent_seconds": "lead_time"}
-    if exc.file == "labels.jsonl":
+    fields = {"annotator": "completed_by", "cohort": "completed_by", "time_spent_seconds": "lead_time",
+              "judge": MODEL_VERSION, "sample": SAMPLE_KEY}
+    if exc.file in ("labels.jsonl", "judgments.jsonl"):
         where = prefix.rsplit(".result", 1)[0] + "." + fields[exc.field] if exc.field in fields else f"{prefix}.value"
     else:
         keys = {"text": "response", "prompt": "prompt", "model": "model", "case_id": "case_id",
@@ -234,7 +276,8 @@ def read(request: ImportRequest) -> dict:
     from grading.bundles import bundle_import  # lazy: the bundle code brings pandas: loaded when a bundle is read
 
     path = _tasks_file(Path(request.path))
-    if not request.project:
+    slug = request.project_slug()
+    if not slug:
         raise BundleError(path.name, "a Label Studio export names no project: import it from its project's page "
                                       "or give the project's slug (--project SLUG)",
                           field="project")
@@ -248,14 +291,14 @@ def read(request: ImportRequest) -> dict:
     converter = _Converter(path.name, mapping, config_controls(config) if config else None)
     for number, task in enumerate(tasks, start=1):
         converter.task(number, task)
-    name = Project.objects.filter(slug=request.project).values_list("name", flat=True).first() or request.project
-    project = {"slug": request.project, "name": name, "rubric": converter.rubric(), "cohorts": [{"name": COHORT}]}
+    name = Project.objects.filter(slug=slug).values_list("name", flat=True).first() or slug
+    project = {"slug": slug, "name": name, "rubric": converter.rubric(), "cohorts": [{"name": COHORT}]}
     with tempfile.TemporaryDirectory(prefix="labelstudio-") as work:
         bundle = Path(work)
         (bundle / "project.json").write_text(json.dumps(project, ensure_ascii=False), encoding="utf-8",
                                              errors="backslashreplace")
         for name, rows in (("cases", converter.cases), ("responses", converter.responses), ("labels", converter.labels),
-                           ("judgments", [])):
+                           ("judgments", converter.judgments)):
             _write_jsonl(bundle / f"{name}.jsonl", rows)
         try:
             result = bundle_import(path=bundle, user=request.user, update_settings=request.update_settings).as_dict()

@@ -99,3 +99,12 @@ def test_an_empty_gold_set_still_has_its_columns(db, tmp_path):
     table = pq.read_table(out / "gold.parquet")
     assert table.num_rows == 0 and table.column_names[:3] == ["response_id", "criterion_id", "case_id"]
     assert list(openpyxl.load_workbook(out / "gold.xlsx").active.iter_rows(values_only=True)) == [tuple(table.column_names)]
+
+
+def test_a_gold_set_above_the_xlsx_setting_gets_no_xlsx_and_says_why(mini_project, tmp_path, settings):
+    settings.EVALSITE_GOLD_XLSX_MAX_ROWS = 3
+    out = tmp_path / "out"
+    gold_export(project=mini_project, out_dir=out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert not (out / "gold.xlsx").exists() and "EVALSITE_GOLD_XLSX_MAX_ROWS" in manifest["not_written"]["gold.xlsx"]
+    assert (out / "gold.parquet").exists()

@@ -62,7 +62,7 @@ def test_a_second_execution_of_a_held_run_does_nothing(run, chat_server):
     with pytest.raises(RunHeld):
         judge_run_execute(run=run)
     assert chat_server.requests == [] and not Judgment.objects.filter(run=run).exists()
-    # The task says so and (eagerly, in tests) does not loop on it.
+    # The task says so and ends: it sends nothing more (the sweeper watches the holder).
     assert judge_run_execute_task.apply(kwargs={"run_id": run.pk}).get() == {"run": run.pk, "status": "held elsewhere"}
 
 
@@ -81,15 +81,16 @@ def test_an_execution_that_loses_its_run_stops_and_leaves_it_to_the_other(run, c
     assert summary.status == JudgeRun.RUNNING
 
 
-def test_a_run_is_queued_with_a_watcher_copy_due_after_a_lease(run, chat_server):
-    """What the site sends for a run: the copy that executes it now and a watcher due once the
-    lease could have lapsed (the broker test shows the watcher taking over a killed worker's
-    run); with eager Celery (tests, no broker) the run simply executes once, here."""
+def test_a_run_is_queued_once_without_a_watcher_copy(run, chat_server):
+    """What the site sends for a run: one copy that executes it (issue 27, point 3: a watcher copy
+    due a lease later was prefetched by the worker that held the run and died with it; a dead
+    worker's run is found by the sweeper instead, tests/grading/judges/test_sweep.py); with eager
+    Celery (tests, no broker) the run simply executes once, here."""
     from grading.judges.dispatch import judge_run_dispatch
 
     sent = []
     judge_run_dispatch(run_id=run.pk, send=lambda **options: sent.append(options))
-    assert sent == [{"kwargs": {"run_id": run.pk}}, {"kwargs": {"run_id": run.pk}, "countdown": LEASE_SECONDS + 5}]
-    judge_run_dispatch(run_id=run.pk)  # eager: executes the run now, sends no watcher
+    assert sent == [{"kwargs": {"run_id": run.pk}}]
+    judge_run_dispatch(run_id=run.pk)  # eager: executes the run now
     run.refresh_from_db()
     assert run.status == JudgeRun.FINISHED and len(chat_server.requests) == run.total_calls > 0
