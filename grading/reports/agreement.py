@@ -392,7 +392,7 @@ class AgreementPageParams(Params):
 
 
 def agreement_output(result: dict, params: dict) -> dict:
-    return {**result["summary"], "cannot_assess": result["strategy"], "n_excluded_cases": result["n_excluded_cases"],
+    return {**result["summary"], "cannot_assess_strategy": result["strategy"], "n_excluded_cases": result["n_excluded_cases"],
             "n_draft_labels": result["n_draft_labels"]}
 
 

@@ -176,7 +176,7 @@ class ScoresPageParams(Params):
 
 
 def scores_output(result: dict, params: dict) -> dict:
-    return {"cannot_assess": result["strategy"], **{key: result[key] for key in (
+    return {"cannot_assess_strategy": result["strategy"], **{key: result[key] for key in (
         "responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty") if key in result}}
 
 

@@ -2,8 +2,30 @@
 // <script type="application/json" class="vega-spec"> beside a <div class="vega-chart">, with the
 // vendored vega-embed. Expressions run through Vega's interpreter, never eval (the site's
 // Content-Security-Policy has no 'unsafe-eval'). Each chart offers "Save as SVG / PNG".
+// The libraries (about 850 kB) load once the page itself has loaded and only when it has a chart,
+// so the tables and figures never wait for them.
 (function () {
   "use strict";
+  var loading = null;
+
+  function libraries() {
+    if (window.vegaEmbed && window.vegaInterpreter) return Promise.resolve();
+    if (loading) return loading;
+    var tag = document.getElementById("charts-js");
+    var urls = tag ? tag.dataset.libraries.split(" ") : [];
+    loading = urls.reduce(function (previous, url) {
+      return previous.then(function () {
+        return new Promise(function (resolve, reject) {
+          var script = document.createElement("script");
+          script.src = url;
+          script.onload = resolve;
+          script.onerror = function () { reject(new Error("could not load " + url)); };
+          document.head.appendChild(script);
+        });
+      });
+    }, Promise.resolve());
+    return loading;
+  }
   var OPTIONS = {
     renderer: "svg",
     ast: true,
@@ -12,7 +34,16 @@
   };
 
   function draw(root) {
-    if (!window.vegaEmbed || !window.vegaInterpreter) return;
+    if (!(root || document).querySelector("figure.chart")) return;
+    if (!window.vegaEmbed || !window.vegaInterpreter) {
+      libraries().then(function () { draw(root); }, function (error) {
+        (root || document).querySelectorAll("figure.chart .vega-chart:not([data-drawn])").forEach(function (target) {
+          target.dataset.drawn = "failed";
+          target.textContent = "The charts could not be drawn (" + error.message + "); the tables hold their figures.";
+        });
+      });
+      return;
+    }
     (root || document).querySelectorAll("figure.chart").forEach(function (figure) {
       var target = figure.querySelector(".vega-chart");
       var source = figure.querySelector("script.vega-spec");
@@ -33,6 +64,7 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { draw(document); });
-  document.addEventListener("htmx:load", function (event) { draw(event.target); });
+  var loaded = document.readyState === "complete";
+  window.addEventListener("load", function () { loaded = true; draw(document); });
+  document.addEventListener("htmx:load", function (event) { if (loaded) draw(event.target); });
 })();

@@ -19,7 +19,7 @@ from django.core.management import CommandError, call_command
 AGREEMENT_KEYS = {
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
     "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
-    "case_level", "ordinal", "n_excluded_cases", "n_draft_labels",
+    "case_level", "ordinal", "n_excluded_cases", "n_draft_labels", "cannot_assess_strategy",
 }
 
 
@@ -144,7 +144,7 @@ def test_calibrate_k_from_the_physician_answer(mini_project):
 
 def test_scores_weighted_by_hand(mini_project):
     result = run("scores", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"responses", "by_model", "n_excluded_cases", "n_draft_labels"}
+    assert set(result) == {"cannot_assess_strategy", "responses", "by_model", "n_excluded_cases", "n_draft_labels"}
     # r1: 2 + 3 met, penalty not met -> 5/5; r2: only the penalty (-2) met -> clamp(-2/5) = 0; r3: 1 + 1 of 2
     assert result["responses"] == {"r1": 1.0, "r2": 0.0, "r3": 1.0, "r4": 1.0}
     assert result["by_model"] == {"model-a": {"mean_score": 1.0, "n": 2}, "model-b": {"mean_score": 0.0, "n": 1},
@@ -231,7 +231,7 @@ def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project)
     with pytest.raises(CommandError, match="judge:idle decided no binary criterion"):
         call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
     assert run("scores", "--project", "mini", "--source", "judge:idle") == {
-        "responses": {}, "by_model": {}, "n_excluded_cases": 0, "n_draft_labels": 0}
+        "cannot_assess_strategy": "skip", "responses": {}, "by_model": {}, "n_excluded_cases": 0, "n_draft_labels": 0}
     assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0
 
 
