@@ -160,21 +160,27 @@ class LabelBatchApi(APIView):
         """Body: ``{"labels": [decision, ...]}`` (or the bare list); answer: the labels in order. Another
         user's assignment is a 404 whatever the body (checked before a refusal of the body; on the way
         to a save, by the write service's lock of it)."""
-        outer = self.InputSerializer(data={"labels": request.data} if isinstance(request.data, list) else request.data)
-        if not outer.is_valid():
-            selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
-            return ApiResponse(outer.errors, status=status.HTTP_400_BAD_REQUEST)
-        decisions = decisions_well_formed(outer.validated_data["labels"])
+        body = request.data
+        labels = body if type(body) is list else body.get("labels") if type(body) is dict else None
+        if not (type(labels) is list and 0 < len(labels) <= BATCH_MAX):
+            # A list of the right length is what InputSerializer would pass on unchanged; anything
+            # else it decides, and words the refusal.
+            outer = self.InputSerializer(data={"labels": body} if isinstance(body, list) else body)
+            if not outer.is_valid():
+                selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
+                return ApiResponse(outer.errors, status=status.HTTP_400_BAD_REQUEST)
+            labels = outer.validated_data["labels"]
+        decisions = decisions_well_formed(labels)
         if decisions is not None:
             return self._save(request, assignment_id, decisions)
-        items = self.DecisionSerializer(data=outer.validated_data["labels"], many=True)
+        items = self.DecisionSerializer(data=labels, many=True)
         if not items.is_valid():
             selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
             errors = items.errors  # by index: a dict of the refused ones, or a list with an entry each
             pairs = errors.items() if isinstance(errors, dict) else enumerate(errors)
-            raw = outer.validated_data["labels"]
-            problems = {f"labels[{i}]" + (f" (criterion {raw[i]['criterion']})" if isinstance(raw[i], dict) and "criterion" in raw[i]
-                                          else ""): e for i, e in pairs if e}
+            problems = {f"labels[{i}]" + (f" (criterion {labels[i]['criterion']})"
+                                          if isinstance(labels[i], dict) and "criterion" in labels[i] else ""): e
+                        for i, e in pairs if e}
             return ApiResponse(problems, status=status.HTTP_400_BAD_REQUEST)
         decisions = [{
             "criterion_id": d["criterion"], "verdict": d.get("verdict"), "option_label": d.get("option"),
@@ -185,7 +191,7 @@ class LabelBatchApi(APIView):
 
     def _save(self, request, assignment_id: int, decisions: list[dict]):
         try:
-            labels = labels_record_batch(assignment_id=assignment_id, user=request.user, decisions=decisions)
+            labels = labels_record_batch(assignment_id=assignment_id, user=request.user, decisions=decisions, rows=True)
         except BatchRefused as exc:
             body = {**_errors(exc), "index": exc.index, "criterion": exc.criterion_id}
             if exc.conflict and exc.error.label is not None:

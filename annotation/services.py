@@ -6,7 +6,7 @@ check and the history row are the same on every path.
 """
 from django.utils import timezone
 
-from .labels import BATCH_MAX, BatchRefused, LabelChange, LabelConflict, label_state, labels_delete, labels_write
+from .labels import BATCH_MAX, BatchRefused, LabelChange, LabelConflict, LabelRow, label_state, labels_delete, labels_write
 from .models import Assignment, Cohort, Criterion, Label, Project, Response
 
 __all__ = [
@@ -82,15 +82,15 @@ def label_record(*, assignment_id: int, criterion_id: int, user, expected_revisi
     return assignment, label.criterion, label
 
 
-def labels_record_batch(*, assignment_id: int, user, decisions: list[dict]) -> list[Label]:
+def labels_record_batch(*, assignment_id: int, user, decisions: list[dict], rows: bool = False) -> list[Label] | list[LabelRow]:
     """Several saves of one assignment at once, all or none: each decision is ``label_record``'s
     keyword arguments for one criterion (``criterion_id``, a decision and/or a rationale, quotes,
     ``expected_revision``). The first refused one (a stale revision, an invalid decision, an
     unknown criterion) raises ``BatchRefused`` naming it, and every label stays as it was. A
-    criterion may appear once. It costs the same few statements whatever the number of decisions."""
-    changes = []
-    for decision in decisions:
-        decision = dict(decision)
-        changes.append(_change(decision.pop("criterion_id"), **decision))
-    _, labels = labels_write(changes=changes, user=user, action="annotate", assignment_id=assignment_id, batch=True)
+    criterion may appear once. It costs the same few statements whatever the number of decisions.
+    The labels come back as ``Label``s, or with ``rows=True`` as ``LabelRow``s (the API's answer
+    needs no model instances)."""
+    changes = [_change(**decision) for decision in decisions]
+    _, labels = labels_write(changes=changes, user=user, action="annotate", assignment_id=assignment_id, batch=True,
+                             rows=rows)
     return labels

@@ -34,6 +34,7 @@ from .rules import (
     BatchRefused,
     LabelChange,
     LabelConflict,
+    LabelRow,
     label_input_check,
     label_state,
 )
@@ -41,5 +42,5 @@ from .write import labels_delete, labels_import_history, labels_write
 
 __all__ = [
     "BATCH_MAX", "MAX_QUOTE", "MAX_QUOTES", "MAX_RATIONALE", "MAX_SECONDS", "BatchRefused", "LabelChange", "LabelConflict",
-    "label_input_check", "label_state", "labels_delete", "labels_import_history", "labels_write",
+    "LabelRow", "label_input_check", "label_state", "labels_delete", "labels_import_history", "labels_write",
 ]

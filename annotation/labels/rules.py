@@ -3,6 +3,7 @@ against its criterion (quotes checked against the response text), and the refusa
 (``LabelConflict``, ``BatchRefused``). No database work: the targets come from ``targets``."""
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -75,6 +76,37 @@ class LabelChange:
     assignment_id: int | None = None
 
 
+class CriterionRule:
+    """What validating a decision needs of its criterion: a batch that answers rows
+    (``labels_write(rows=True)``) reads no more of it than this, in ``CRITERION_RULE_COLUMNS``
+    order (the options as the database gives them: JSON text, or already decoded)."""
+
+    __slots__ = ("pk", "rubric_version_id", "kind", "options", "external_id")
+
+    def __init__(self, pk: int, rubric_version_id: int, kind: str, options, external_id: str):
+        self.pk, self.rubric_version_id, self.kind, self.external_id = pk, rubric_version_id, kind, external_id
+        self.options = json.loads(options) if isinstance(options, (str, bytes)) else options
+
+
+@dataclass(slots=True)
+class LabelRow:
+    """A label as the write service left it, for a caller that answers some of its fields (the
+    batch API) rather than rendering a ``Label``: the same attribute names, no model instance."""
+
+    id: int
+    criterion_id: int
+    verdict: str | None
+    option_label: str | None
+    value: float | None
+    rationale: str
+    evidence: list
+    revision: int
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
 @dataclass
 class Target:
     change: LabelChange
@@ -84,7 +116,7 @@ class Target:
     owner_id: int
     role: str
     assignment_id: int | None
-    criterion: Criterion
+    criterion: Criterion | CriterionRule
     label: Label | None = None
     new: dict = field(default_factory=dict)
 

@@ -3,6 +3,7 @@ that also locks the assignment) or labels named by response, criterion, cohort a
 to belong together."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
@@ -11,9 +12,10 @@ from django.db.models import DEFERRED
 from django.http import Http404
 
 from evalsite.converters import id_in_range
+from evalsite.statements import statement_cursor
 
 from ..models import Assignment, CohortMembership, Criterion, Label
-from .rules import LabelChange, Target
+from .rules import CriterionRule, LabelChange, Target
 from .sql import (
     ASSIGNMENT_COLUMNS,
     ASSIGNMENTS,
@@ -21,6 +23,7 @@ from .sql import (
     COHORTS,
     CRITERIA,
     CRITERION_COLUMNS,
+    CRITERION_RULE_COLUMNS,
     LABEL_COLUMNS,
     LABELS,
     MEMBERS,
@@ -31,6 +34,13 @@ from .sql import (
 
 def quoted(alias: str, columns: Sequence[str]) -> str:
     return ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in columns)
+
+
+@functools.cache
+def assignment_select_list(vendor: str, whole_criteria: bool) -> str:
+    """The columns ``assignment_targets`` reads, quoted for the database (built once per kind)."""
+    criterion_columns = CRITERION_COLUMNS if whole_criteria else CRITERION_RULE_COLUMNS
+    return f"{quoted('a', ASSIGNMENT_COLUMNS)}, {quoted('c', criterion_columns)}, {quoted('l', LABEL_COLUMNS)}"
 
 
 def instance(model, columns: Sequence[str], values):
@@ -49,10 +59,13 @@ def lock_clause() -> str:
     return " FOR UPDATE" if connection.features.has_select_for_update else ""
 
 
-def assignment_targets(*, assignment_id: int, user, changes: list[LabelChange]) -> tuple[Assignment, list[Target | None]]:
+def assignment_targets(*, assignment_id: int, user, changes: list[LabelChange],
+                       whole_criteria: bool = True) -> tuple[Assignment, list[Target | None]]:
     """Lock the user's own assignment (404 for anybody else's or an unknown id) and read, in the
     same statement, the criteria of ``changes`` (in the rubric the response is judged against) and
-    the annotator's current labels of them; None where a criterion is not in that rubric.
+    the annotator's current labels of them; None where a criterion is not in that rubric. Each
+    target's criterion is a ``Criterion``, or with ``whole_criteria=False`` only what validation
+    needs of it (``CriterionRule``).
 
     The lock serializes two tabs of one annotator. On PostgreSQL a statement that waited for it
     still reads the labels as they were when it started: a label saved meanwhile is caught by the
@@ -65,9 +78,9 @@ def assignment_targets(*, assignment_id: int, user, changes: list[LabelChange]) 
     in_ids, id_params = ("= ANY(%s)", [ids]) if connection.vendor == "postgresql" else \
         (f"IN ({placeholders(len(ids))})", ids)
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update else ""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
-            f"SELECT {quoted('a', ASSIGNMENT_COLUMNS)}, {quoted('c', CRITERION_COLUMNS)}, {quoted('l', LABEL_COLUMNS)}"
+            f"SELECT {assignment_select_list(connection.vendor, whole_criteria)}"
             f" FROM {ASSIGNMENTS} a JOIN {RESPONSES} r ON r.id = a.response_id JOIN {CASES} k ON k.id = r.case_id"
             f" LEFT JOIN {CRITERIA} c ON c.rubric_version_id = k.rubric_version_id AND c.id {in_ids}"
             f" LEFT JOIN {LABELS} l ON l.response_id = r.id AND l.criterion_id = c.id AND l.annotator_id = a.annotator_id"
@@ -77,22 +90,24 @@ def assignment_targets(*, assignment_id: int, user, changes: list[LabelChange]) 
         rows = cursor.fetchall()
     if not rows:
         raise Http404("No such assignment")
-    na, nc = len(ASSIGNMENT_COLUMNS), len(CRITERION_COLUMNS)
+    na, nc = len(ASSIGNMENT_COLUMNS), len(CRITERION_COLUMNS if whole_criteria else CRITERION_RULE_COLUMNS)
     assignment = instance(Assignment, ASSIGNMENT_COLUMNS, rows[0][:na])
-    found: dict[int, tuple[Criterion, Label | None]] = {}
+    found: dict[int, tuple[Criterion | CriterionRule, Label | None]] = {}
     for row in rows:
         if row[na] is None:
             continue
-        criterion = instance(Criterion, CRITERION_COLUMNS, row[na:na + nc])
+        criterion = instance(Criterion, CRITERION_COLUMNS, row[na:na + nc]) if whole_criteria else \
+            CriterionRule(*row[na:na + nc])
         label = instance(Label, LABEL_COLUMNS, row[na + nc:]) if row[na + nc] is not None else None
         found[criterion.pk] = (criterion, label)
     targets = []
+    project_id, response_id, cohort_id = assignment.project_id, assignment.response_id, assignment.cohort_id
+    owner_id, own_id = assignment.annotator_id, assignment.pk
     for change in changes:
         hit = found.get(change.criterion_id)
         targets.append(None if hit is None else Target(
-            change=change, project_id=assignment.project_id, response_id=assignment.response_id,
-            cohort_id=assignment.cohort_id, owner_id=assignment.annotator_id, role=Label.ANNOTATOR_ROLE,
-            assignment_id=assignment.pk, criterion=hit[0], label=hit[1],
+            change=change, project_id=project_id, response_id=response_id, cohort_id=cohort_id, owner_id=owner_id,
+            role=Label.ANNOTATOR_ROLE, assignment_id=own_id, criterion=hit[0], label=hit[1],
         ))
     return assignment, targets
 

@@ -14,7 +14,18 @@ from evalsite.converters import id_in_range
 
 from ..models import Assignment, Label
 from . import targets as reading
-from .rules import BATCH_MAX, EDITABLE_STATUSES, BatchRefused, LabelChange, LabelConflict, Target, label_state, new_state, would_be
+from .rules import (
+    BATCH_MAX,
+    EDITABLE_STATUSES,
+    BatchRefused,
+    LabelChange,
+    LabelConflict,
+    LabelRow,
+    Target,
+    label_state,
+    new_state,
+    would_be,
+)
 from .sql import ASSIGNMENTS, HISTORY, LABELS, StaleRead, append_history, insert_labels, update_labels, write_postgres
 
 
@@ -35,17 +46,28 @@ def result_label(t: Target, now) -> Label:
     return label
 
 
-class Fields:
-    def __init__(self, new: dict):
-        self.verdict, self.option_label, self.value = new["verdict"], new["option_label"], new["value"]
-        self.rationale, self.evidence, self.role = new["rationale"], new["evidence"], new["role"]
+def result_row(t: Target) -> LabelRow:
+    """The label as it is now, as a ``LabelRow`` (no model instance)."""
+    if t.new is None:
+        label = t.label
+        return LabelRow(id=label.pk, criterion_id=label.criterion_id, verdict=label.verdict, option_label=label.option_label,
+                        value=label.value, rationale=label.rationale, evidence=label.evidence, revision=label.revision)
+    n = t.new
+    return LabelRow(id=n["id"], criterion_id=t.criterion.pk, verdict=n["verdict"], option_label=n["option_label"],
+                    value=n["value"], rationale=n["rationale"], evidence=n["evidence"], revision=n["revision"])
+
+
+def state_of(new: dict) -> dict:
+    """``label_state`` of a change's new fields."""
+    return {"verdict": new["verdict"], "option": new["option_label"], "value": new["value"], "rationale": new["rationale"],
+            "evidence": list(new["evidence"]), "role": new["role"]}
 
 
 def apply_changes(targets: list[Target], *, user, action: str, note: str, replace: bool, assignment: Assignment | None,
-           batch: bool, batch_id: int | None = None) -> list[Label]:
+           batch: bool, batch_id: int | None = None, rows: bool = False) -> list[Label] | list[LabelRow]:
     """Validate every target's change, check revisions, write the changed ones set-based with
-    their history rows; the labels as they are now, in order (``BatchRefused`` names a refused one
-    when there are several)."""
+    their history rows; the labels as they are now, in order, as ``Label``s or with ``rows`` as
+    ``LabelRow``s (``BatchRefused`` names a refused one when there are several)."""
     needs_text = {t.response_id for t in targets
                   if t.change.evidence_add is not None or t.change.evidence is not None}
     texts = reading.response_texts(needs_text) if needs_text else None
@@ -69,7 +91,7 @@ def apply_changes(targets: list[Target], *, user, action: str, note: str, replac
         if t.new is None:
             continue
         old = label_state(t.label) if t.label else None
-        new = label_state(Fields(t.new))
+        new = state_of(t.new)
         same_owner = t.label is None or t.label.annotator_id == t.owner_id
         if old == new and same_owner and (t.label is None or t.new["time_spent_seconds"] == t.label.time_spent_seconds):
             t.new = None
@@ -95,11 +117,14 @@ def apply_changes(targets: list[Target], *, user, action: str, note: str, replac
                 cursor.execute(f"UPDATE {ASSIGNMENTS} SET status = %s WHERE id = %s", [Assignment.IN_PROGRESS, start.pk])
     if start is not None:  # an open assignment becomes "in progress" with its first save
         start.status = Assignment.IN_PROGRESS
+    if rows:
+        return [result_row(t) for t in targets]
     return [result_label(t, now) for t in targets]
 
 
 def labels_write(*, changes: list[LabelChange], user, action: str, note: str = "", replace: bool = False,
-                 assignment_id: int | None = None, batch: bool = False) -> tuple[Assignment | None, list[Label]]:
+                 assignment_id: int | None = None, batch: bool = False,
+                 rows: bool = False) -> tuple[Assignment | None, list[Label] | list[LabelRow]]:
     """Apply ``changes`` all or none and return (the assignment, the labels as they are now).
 
     With ``assignment_id`` the changes are the assignment annotator's own labels from the labeling
@@ -108,7 +133,9 @@ def labels_write(*, changes: list[LabelChange], user, action: str, note: str = "
     raises ``BatchRefused`` naming it (the read-only refusal and the batch's own shape stay plain).
     Without it each change names its response, cohort, owner and role (review, admin, re-import).
     ``replace=True`` overwrites whatever is stored (imports); every other change must carry the
-    revision it was made against. A criterion may appear once per label in one call.
+    revision it was made against. A criterion may appear once per label in one call. ``rows=True``
+    answers ``LabelRow``s instead of ``Label``s (for a caller that only answers their fields: no
+    model instances, and no more of each criterion read than validation needs).
     """
     if not changes:
         raise ValidationError({"labels": "send at least one decision"})
@@ -116,13 +143,13 @@ def labels_write(*, changes: list[LabelChange], user, action: str, note: str = "
         try:
             with transaction.atomic():
                 return _labels_write_once(changes=changes, user=user, action=action, note=note, replace=replace,
-                                          assignment_id=assignment_id, batch=batch)
+                                          assignment_id=assignment_id, batch=batch, rows=rows)
         except StaleRead:
             continue  # somebody changed a label between our read and our write: judge against the new state
     raise LabelConflict(None)
 
 
-def _labels_write_once(*, changes, user, action, note, replace, assignment_id, batch):
+def _labels_write_once(*, changes, user, action, note, replace, assignment_id, batch, rows):
     assignment = None
     if assignment_id is not None:
         if len(changes) > BATCH_MAX:
@@ -133,7 +160,8 @@ def _labels_write_once(*, changes, user, action, note, replace, assignment_id, b
                 raise ValidationError({"labels": f"decision {index + 1}: criterion {change.criterion_id} appears "
                                                  "twice; send one decision per criterion"})
             seen.add(change.criterion_id)
-        assignment, targets = reading.assignment_targets(assignment_id=assignment_id, user=user, changes=changes)
+        assignment, targets = reading.assignment_targets(assignment_id=assignment_id, user=user, changes=changes,
+                                                         whole_criteria=not rows)
         if assignment.status not in EDITABLE_STATUSES:
             raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
         for index, target in enumerate(targets):
@@ -150,7 +178,8 @@ def _labels_write_once(*, changes, user, action, note, replace, assignment_id, b
             if key in seen_keys:
                 raise ValidationError({"labels": f"two changes of one label (criterion {t.criterion.external_id!r})"})
             seen_keys.add(key)
-    labels = apply_changes(targets, user=user, action=action, note=note, replace=replace, assignment=assignment, batch=batch)
+    labels = apply_changes(targets, user=user, action=action, note=note, replace=replace, assignment=assignment, batch=batch,
+                           rows=rows)
     return assignment, labels
 
 

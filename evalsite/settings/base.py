@@ -133,13 +133,18 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# Django's database sessions, loaded with one plain statement instead of an ORM query (evalsite.sessions).
+SESSION_ENGINE = "evalsite.sessions"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Cached reports and the API throttles' histories (read and written on every API request): Django's
+# database cache with a one-statement get and set (evalsite.cache).
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "BACKEND": "evalsite.cache.DatabaseCache",
         "LOCATION": "evalsite_cache",
     }
 }

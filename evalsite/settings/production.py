@@ -42,3 +42,9 @@ STORAGES = {
 # Keep database connections across requests (each label save is one small request).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The statements every request runs go through evalsite.statements: PostgreSQL prepares each once per
+# connection after this many executions. Behind a connection pooler in transaction mode that cannot
+# keep prepared statements (PgBouncer before 1.21), set DB_PREPARE_THRESHOLD=0: nothing is prepared.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "prepare_threshold", env.int("DB_PREPARE_THRESHOLD", default=5) or None)

@@ -5,6 +5,7 @@ are the single saves'."""
 import json
 
 import pytest
+from django.db import connection
 
 from annotation.models import Label, LabelHistory
 from annotation.selectors import criteria_for_response
@@ -83,3 +84,52 @@ def test_duplicates_empty_and_foreign_batches_are_refused(item, login_client):
     assert _post(client, assignment, []).status_code == 400
     assert _post(login_client("b1"), assignment, _whole(criteria)).status_code == 404  # not b1's assignment
     assert not Label.objects.filter(assignment=assignment).exists()
+
+
+def test_the_answer_is_what_the_database_holds(item, login_client):
+    """The batch API answers the rows the write service built (``labels_write(rows=True)``), not
+    labels read back: new, changed and unchanged ones, quotes and an ordinal's value included."""
+    assignment, criteria = item
+    client = login_client("a1")
+    body = _whole(criteria)
+    body[0]["evidence_add"] = "An ECG is needed"
+    first = _post(client, assignment, body)
+    assert first.status_code == 200, first.content
+    body = [{"criterion": criteria[0].pk, "verdict": "not_met", "revision": 1, "rationale": "changed"},  # changed
+            {"criterion": criteria[1].pk, "verdict": "met", "revision": 1}]  # unchanged
+    second = _post(client, assignment, body)
+    assert second.status_code == 200, second.content
+    for answer in (first.json()[1:], second.json()):  # the first batch's first label changed since
+        for row in answer:
+            label = Label.objects.get(assignment=assignment, criterion_id=row["criterion"])
+            assert row == {"criterion": label.criterion_id, "verdict": label.verdict, "option": label.option_label,
+                           "value": label.value, "rationale": label.rationale, "evidence": label.evidence,
+                           "revision": label.revision}
+    assert first.json()[0]["evidence"] == ["An ECG is needed"] and second.json()[0]["revision"] == 2
+    assert next(row for row in first.json() if row["option"])["value"] == 0.5
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_prepared_statements_save_refuse_and_answer_the_same(item, login_client):
+    """As in production (``prepare_threshold`` in the database OPTIONS): the write service's
+    statements, prepared by PostgreSQL from their first use here, save, refuse a stale revision
+    and answer as above."""
+    assignment, criteria = item
+    client = login_client("a1")
+    connection.ensure_connection()
+    before = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = 0
+    try:
+        assert _post(client, assignment, _whole(criteria)).status_code == 200
+        again = _post(client, assignment, _whole(criteria)[:2])  # stale: revision 0, now 1 (and unchanged: a retry)
+        assert again.status_code == 200 and {row["revision"] for row in again.json()} == {1}
+        body = [{"criterion": criteria[0].pk, "verdict": "not_met", "revision": 1}]
+        assert _post(client, assignment, body).json()[0]["revision"] == 2
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%json_to_recordset%"])
+            assert cursor.fetchone()[0] >= 1  # (a rollback, as of the refusal below, makes psycopg forget them)
+        stale = _post(client, assignment, [{"criterion": criteria[0].pk, "verdict": "met", "revision": 1}])
+        assert stale.status_code == 409 and stale.json()["current"]["revision"] == 2
+    finally:
+        connection.connection.prepare_threshold = before
+    assert LabelHistory.objects.filter(label__assignment=assignment).count() == len(criteria) + 1
