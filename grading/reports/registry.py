@@ -20,6 +20,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from grading.sources import Source, project_get, source_parse
@@ -56,8 +57,19 @@ class SourceField(serializers.CharField):
         return source.spec if self.spec else source
 
 
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in word)
+
+
+# What a Flag accepts in a query, stated in the schema (a JSON Schema pattern has no case flag).
+FLAG_WORDS = sorted({str(v).lower() for v in (*serializers.BooleanField.TRUE_VALUES, *serializers.BooleanField.FALSE_VALUES)})
+FLAG_SCHEMA = {"anyOf": [{"type": "boolean"}, {"type": "string", "pattern": "^(" + "|".join(
+    _any_case(w) for w in FLAG_WORDS) + "|)$"}]}
+
+
+@extend_schema_field(FLAG_SCHEMA)
 class Flag(serializers.BooleanField):
-    """A switch: true / false (1, yes, on / 0, no, off, or empty)."""
+    """A switch: true / false (1, yes, on / 0, no, off, in any case, or empty); the schema says so."""
     default_error_messages = {"invalid": "{input!r} is not true or false"}
 
     def __init__(self, **kwargs):
