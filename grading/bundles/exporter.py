@@ -35,12 +35,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, ProjectRole, Response, RubricVersion
-from annotation.rubrics import criterion_bundle_spec
+from annotation.models import Case, CaseQuality, Cohort, Criterion, Label, Project, Response, RubricVersion
 from annotation.selectors import labels_final
 from annotation.vocabulary import PROVENANCES, UNRESOLVED
 from evalsite.forking import Forked, fork_allowed
-from evalsite.spreadsheet import XLSX_MAX_ROWS, XlsxWriter, csv_rows, csv_writer
+from evalsite.spreadsheet import csv_rows, csv_writer
 
 from ..metrics.decisions import cohort_decide, decision_fields, gold_decide
 from ..models import Adjudication, Judge, Judgment
@@ -49,11 +48,12 @@ from .export_io import (
     FileWriter,
     collector_per_chunk,
     cursor_rows,
-    file_sha256,
     json_line,
     json_list,
     part_name,
 )
+from .gold_tables import gold_tables_write
+from .project_spec import project_spec, rubric_hashes
 
 FORMAT_VERSION = 2
 QUALITY_FIELDS = ("excluded", "flagged", "screen_accuracy_pct", "screen_threshold_pct", "screen_source", "screen_models",
@@ -63,7 +63,6 @@ CHUNK = 500  # responses per pass of the loop: about 15,000 items of a 30-criter
 GOLD_ROWS = "gold.rows"  # the gold table's rows as the chunks made them (marshal), read back for Parquet and XLSX
 ITEM_FILES = ("labels.jsonl", "judgments.jsonl", "adjudications.jsonl", "gold.jsonl",
               *(f"gold.{d}.jsonl" for d in DIFFICULTIES), "gold.csv", GOLD_ROWS)
-PARQUET_ROW_GROUP = 131_072
 Progress = Callable[[float, str], None]
 
 
@@ -123,7 +122,7 @@ class _Export:
         self.counts[writer.name] = writer.count
 
     def run(self) -> dict:
-        text = json.dumps(_project_spec(self.project), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+        text = json.dumps(project_spec(self.project), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
         (self.out / "project.json").write_text(text, encoding="utf-8")
         self.files["project.json"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
         self._cases()
@@ -134,7 +133,7 @@ class _Export:
         self._gold_tables()
         manifest = {
             "format_version": FORMAT_VERSION, "project": self.project.slug, "exported_at": timezone.now().isoformat(),
-            "rubric_versions": _rubric_hashes(self.project, {pk: ext for pk, (ext, _) in self.case_info.items()}),
+            "rubric_versions": rubric_hashes(self.project, {pk: ext for pk, (ext, _) in self.case_info.items()}),
             "counts": self.counts, "provenance": self.provenance, "excluded_cases": len(self.excluded), "files": self.files,
             **({"not_written": self.not_written} if self.not_written else {}),
         }
@@ -397,57 +396,14 @@ class _Export:
                 "category", "note"]
 
     def _gold_tables(self) -> None:
-        """gold.parquet and gold.xlsx from the gold rows the chunks kept (``GOLD_ROWS``, removed
-        afterwards): the same columns as gold.csv, typed (``value`` a float, every other column
-        text, empty as null), in row groups of a fixed size so the bytes do not depend on how
-        the export was split between processes. A gold set longer than a worksheet holds gets
-        no XLSX, and the manifest says so."""
-        import pyarrow as pa  # lazy: only an export loads Arrow
-        import pyarrow.parquet as pq  # lazy: with Arrow
-
+        """gold.parquet and gold.xlsx from the gold rows the chunks kept (``gold_tables_write``)."""
         self.progress(0.96, "gold as Parquet and XLSX")
-        source = self.out / GOLD_ROWS
-        columns = self.gold_columns()
         n = self.counts.pop(GOLD_ROWS)
         self.files.pop(GOLD_ROWS)
-        schema = pa.schema([pa.field(name, pa.float64() if name == "value" else pa.string()) for name in columns])
-        xlsx = None
-        xlsx_max = min(XLSX_MAX_ROWS - 1, getattr(settings, "EVALSITE_GOLD_XLSX_MAX_ROWS", 250_000))
-        if n <= xlsx_max:
-            xlsx = XlsxWriter(self.out / "gold.xlsx")
-            xlsx.sheet("gold", columns)
-        elif n + 1 > XLSX_MAX_ROWS:
-            self.not_written["gold.xlsx"] = f"{n:,} gold rows: more than an XLSX worksheet holds (use gold.parquet or gold.csv)"
-        else:  # a workbook costs about 90 µs a row to write, and a spreadsheet of this length is no way to read it
-            self.not_written["gold.xlsx"] = (f"{n:,} gold rows: more than EVALSITE_GOLD_XLSX_MAX_ROWS ({xlsx_max:,}); "
-                                             "use gold.parquet or gold.csv")
-        pending: list[tuple] = []
-
-        def flush(writer, rows):
-            arrays = [pa.array([row[i] for row in rows] if field.name == "value" else [row[i] or None for row in rows],
-                               type=field.type) for i, field in enumerate(schema)]
-            writer.write_table(pa.Table.from_arrays(arrays, schema=schema), row_group_size=PARQUET_ROW_GROUP)
-
-        with pq.ParquetWriter(self.out / "gold.parquet", schema, compression="zstd") as parquet, open(source, "rb") as rows:
-            while True:
-                try:
-                    chunk = marshal.load(rows)
-                except EOFError:
-                    break
-                if xlsx is not None:
-                    xlsx.rows(chunk)
-                pending.extend(chunk)
-                while len(pending) >= PARQUET_ROW_GROUP:
-                    flush(parquet, pending[:PARQUET_ROW_GROUP])
-                    del pending[:PARQUET_ROW_GROUP]
-            if pending or not n:
-                flush(parquet, pending)  # (an empty gold set: one empty row group, so readers see the columns)
-        source.unlink()
-        for name in ("gold.parquet", *(["gold.xlsx"] if xlsx is not None else [])):
-            if name == "gold.xlsx":
-                xlsx.close()
-            self.files[name] = file_sha256(self.out / name)
-            self.counts[name] = n
+        written, self.not_written = gold_tables_write(out=self.out, source=self.out / GOLD_ROWS, columns=self.gold_columns(),
+                                                      n=n)
+        for name, digest in written.items():
+            self.files[name], self.counts[name] = digest, n
 
 
 def _decision_cell(fields: dict | None) -> str:
@@ -484,46 +440,3 @@ def gold_export_zip(*, project: Project, zip_path: str | Path, progress: Progres
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return result
-
-
-def _rubric_hashes(project: Project, case_ids: dict[int, str]) -> dict:
-    hashes = {"project": None, "cases": {}}
-    for case_id, digest in RubricVersion.objects.filter(project=project, is_current=True).values_list("case_id", "content_hash"):
-        if case_id is None:
-            hashes["project"] = digest
-        elif case_id in case_ids:
-            hashes["cases"][case_ids[case_id]] = digest
-    return hashes
-
-
-def _project_spec(project: Project) -> dict:
-    return {
-        "slug": project.slug,
-        "name": project.name,
-        "description": project.description,
-        "blind": project.blind,
-        "coverage_k": project.coverage_k,
-        "overlap": project.overlap,
-        "low_agreement_threshold": project.low_agreement_threshold,
-        "show_reference_answer": project.show_reference_answer,
-        "hide_rater_names": project.hide_rater_names,
-        **({"guidelines": project.guidelines} if project.guidelines else {}),
-        **({"traits": project.traits} if project.traits else {}),
-        "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
-                                                                       rubric_version__is_current=True).order_by("position")],
-        "cohorts": [{"name": cohort.name, "members": [{"user": m.user.username, "role": m.role} for m in
-                                                     sorted(cohort.memberships.all(), key=lambda m: m.user.username)]}
-                    for cohort in Cohort.objects.filter(project=project).prefetch_related("memberships__user")],
-        "roles": [{"user": username, "role": role} for username, role in
-                  ProjectRole.objects.filter(project=project).order_by("user__username").values_list("user__username", "role")],
-        "judges": [
-            {
-                "name": j.name, "backend": j.backend, "model": j.model, "base_url": j.base_url,
-                "api_key_env": j.api_key_env, "condition": j.condition, "temperature": j.temperature,
-                "samples": j.samples, "concurrency": j.concurrency, "max_retries": j.max_retries,
-                "price_in_per_mtok": float(j.price_in_per_mtok), "price_out_per_mtok": float(j.price_out_per_mtok),
-                "settings": j.settings,
-            }
-            for j in Judge.objects.filter(project=project).order_by("name")
-        ],
-    }

@@ -81,9 +81,9 @@ def test_the_manifest_lists_them_and_their_bytes_are_stable(exported, mini_proje
 
 
 def test_a_gold_set_longer_than_a_worksheet_gets_no_xlsx_and_says_so(mini_project, tmp_path, monkeypatch):
-    from grading.bundles import exporter
+    from grading.bundles import gold_tables
 
-    monkeypatch.setattr(exporter, "XLSX_MAX_ROWS", 5)
+    monkeypatch.setattr(gold_tables, "XLSX_MAX_ROWS", 5)
     out = tmp_path / "out"
     result = gold_export(project=mini_project, out_dir=out)
     manifest = json.loads((out / "manifest.json").read_text())
