@@ -19,12 +19,13 @@ from rest_framework.views import APIView
 from annotation.access import project_get_for
 from annotation.models import Response
 from evalsite.throttling import UserRateThrottle
-from grading.reports.registry import Flag, Params, RegistryRoutes, Report, SourceField, computed_reports
+from grading.reports.registry import FLAG_SCHEMA, Flag, Params, RegistryRoutes, Report, SourceField, computed_reports
 from grading.reports.subset import model_subset, subset_parse, subset_summary
 
 from .common import responses
 
-TRUE = {"1", "true", "yes", "on"}
+# What the ``ci`` switch (a Flag) reads as true, for the throttle to count exactly the interval requests.
+TRUE = {str(v).lower() for v in serializers.BooleanField.TRUE_VALUES}
 MAX_VALUE = 2000
 SUBSET_HELP = {"models": "only these source models (comma-separated)",
                "exclude_models": "leave these source models out (comma-separated)"}
@@ -37,13 +38,13 @@ def report_options(report: Report) -> dict[str, serializers.Field]:
     if report.subset:
         options.update({name: serializers.CharField(required=False, help_text=text) for name, text in SUBSET_HELP.items()})
     if report.intervals:
-        options["ci"] = serializers.BooleanField(required=False, help_text=CI_HELP)
+        options["ci"] = Flag(required=False, help_text=CI_HELP)
     return options
 
 
 def _parameter(name: str, f: serializers.Field) -> OpenApiParameter:
-    kind = (bool if isinstance(f, serializers.BooleanField) else int if isinstance(f, serializers.IntegerField)
-            else float if isinstance(f, serializers.FloatField) else str)
+    kind = (FLAG_SCHEMA if isinstance(f, Flag) else bool if isinstance(f, serializers.BooleanField)
+            else int if isinstance(f, serializers.IntegerField) else float if isinstance(f, serializers.FloatField) else str)
     described = str(f.help_text or "") + (" (a source of this project)" if isinstance(f, SourceField) else "")
     return OpenApiParameter(name, kind, required=bool(f.required),
                             enum=list(f.choices) if isinstance(f, serializers.ChoiceField) else None, description=described)

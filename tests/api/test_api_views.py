@@ -70,6 +70,31 @@ def test_report_requests_with_intervals_are_throttled_per_user(manager, monkeypa
     assert manager.get(url, {**query, "ci": "false"}).status_code == 200
 
 
+@pytest.mark.parametrize("spelling", ["T", "y", "On", "1"])
+def test_every_spelling_of_true_counts_against_the_interval_throttle(manager, monkeypatch, spelling):
+    from django.core.cache import cache
+
+    from grading.api.reports import ReportIntervalThrottle
+
+    cache.clear()
+    monkeypatch.setattr(ReportIntervalThrottle, "rate", "1/hour", raising=False)
+    url = "/api/projects/mini/reports/reliability/"
+    first = manager.get(url, {"source": "cohort:group-1", "ci": spelling})
+    assert first.status_code == 200 and "ci" in str(first.json()).lower()
+    assert manager.get(url, {"source": "cohort:group-1", "ci": spelling}).status_code == 429
+
+
+def test_report_switches_state_in_the_schema_every_spelling_they_accept(manager):
+    schema = manager.get("/api/schema/", {"format": "json"}).json()
+    queue = schema["paths"]["/api/projects/{slug}/reports/adjudication_queue/"]["get"]["parameters"]
+    switch = next(p for p in queue if p["name"] == "all")["schema"]
+    assert switch["anyOf"][0] == {"type": "boolean"} and "|)$" in switch["anyOf"][1]["pattern"]
+    for name, path in (("ci", "/api/projects/{slug}/reports/reliability/"),):
+        parameter = next(p for p in schema["paths"][path]["get"]["parameters"] if p["name"] == name)
+        assert parameter["schema"] == switch
+    assert manager.get("/api/projects/mini/reports/adjudication_queue/", {"all": ""}).status_code == 200
+
+
 def test_command_errors_are_a_400_with_the_commands_words(manager):
     response = manager.get("/api/projects/mini/reports/agreement/", {"a": "cohort:group-1", "b": "cohort:nobody"})
     assert response.status_code == 400 and "unknown cohort 'nobody'" in response.json()["b"][0]
