@@ -61,13 +61,21 @@ class UploadInput(serializers.Serializer):
         self.fields["format"].choices = format_names(reading=True)  # the declared formats, at each request
 
 
+class NewProjectUploadInput(UploadInput):
+    project = serializers.SlugField(
+        required=False, max_length=100,
+        help_text="For a file that names no project (HealthBench, Label Studio, a table): the slug of the project it goes "
+                  "into, made when new. Left out: a new project named after the file. A bundle names its own project.")
+
+
 def _start_import(request, project: Project | None) -> ApiResponse:
-    data = UploadInput(data=request.data)
+    data = (UploadInput if project is not None else NewProjectUploadInput)(data=request.data)
     data.is_valid(raise_exception=True)
     try:
         job = jobs.data_job_import_start(upload=data.validated_data["bundle"], user=request.user, project=project,
                                          update_settings=data.validated_data["update_settings"],
-                                         data_format=data.validated_data.get("format", ""))
+                                         data_format=data.validated_data.get("format", ""),
+                                         project_slug=data.validated_data.get("project", ""))
     except ValidationError as exc:
         return validation_error(exc)
     return ApiResponse(JobOutput(job).data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/jobs/{job.pk}/"})
@@ -92,7 +100,7 @@ class ProjectListApi(generics.ListAPIView):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=UploadInput, responses=write_responses(UPLOAD_ANSWERS))
+    @extend_schema(request=NewProjectUploadInput, responses=write_responses(UPLOAD_ANSWERS))
     def post(self, request):
         """Import a bundle as a new project: a job, whose ``url`` tells when it is done."""
         if not request.user.is_superuser:

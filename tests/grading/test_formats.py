@@ -221,3 +221,19 @@ def test_the_evalsite_bundle_is_a_declared_format_both_ways(db, tmp_path, capsys
     assert {"project.json", "cases.jsonl", "gold.jsonl"} <= set(first["files"])
     with pytest.raises(CommandError, match="invalid choice: 'casesheet'"):
         call_command("export_bundle", "--project", "mini", "--out", str(tmp_path / "c"), "--format", "casesheet")
+
+
+def test_the_api_names_the_new_project_of_a_file_that_names_none(sheet_format, sheet, superuser, client,
+                                                                  django_capture_on_commit_callbacks):
+    client.force_login(superuser)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post("/api/projects/", {"bundle": SimpleUploadedFile("study.tsv", sheet.read_bytes()),
+                                                "project": "ward-7-study"})
+    assert answer.status_code == 202, answer.content
+    job = DataJob.objects.get(kind="import")
+    assert job.status == "finished" and job.result["project"] == "ward-7-study" and job.project.slug == "ward-7-study"
+    refused = client.post("/api/projects/", {"bundle": SimpleUploadedFile("study.tsv", sheet.read_bytes()),
+                                             "project": "not a slug!"})
+    assert refused.status_code == 400 and "project" in refused.json() and DataJob.objects.count() == 1
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert "project" in schema["components"]["schemas"]["NewProjectUploadInputRequest"]["properties"]
