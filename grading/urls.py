@@ -3,8 +3,10 @@ from django.urls import include, path
 
 from . import views
 from .api.decisions import DecisionListApi
+from .reports.views import metrics_help
 
 urlpatterns = [
+    path("help/", metrics_help, name="metrics-help"),
     path("projects/import/", views.site_import, name="site-import"),
     path("projects/<slug:slug>/export/", views.project_export, name="project-export"),
     path("projects/<slug:slug>/import/", views.project_import, name="project-import"),

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.access import project_get_for, role_of
+from annotation.access import project_get_for, role_of, user_may
 from evalsite.spreadsheet import csv_lines
 
 from . import jobs
@@ -31,22 +31,26 @@ from .templatetags.data_tags import data_section_context
 @login_required
 def project_detail(request, slug: str):
     project = project_get_for(user=request.user, action="view", slug=slug)
-    return render(request, "grading/project.html", {"project": project, "role": role_of(project=project, user=request.user)})
+    return render(request, "grading/project.html", {"project": project, "role": role_of(project=project, user=request.user),
+                                                    "manages": user_may(project=project, user=request.user, action="manage")})
 
 
-def _section(request, project, form=None):
+def _section(request, project, form=None, started: DataJob | None = None):
+    """The data section again (htmx) or the project page at it; a job just started is followed by a
+    banner that keeps up with it until it has finished or failed (``?started=ID`` after a redirect)."""
     if request.htmx:
-        return render(request, "grading/_data_section.html", data_section_context(project=project, user=request.user, form=form))
-    return redirect(reverse("project-detail", args=[project.slug]) + "#project-data")
+        return render(request, "grading/_data_section.html",
+                      data_section_context(project=project, user=request.user, form=form, started=started and started.pk))
+    query = f"?started={started.pk}" if started is not None else ""
+    return redirect(reverse("project-detail", args=[project.slug]) + query + "#project-data")
 
 
 @login_required
 @require_POST
 def project_export(request, slug: str):
     project = project_get_for(user=request.user, action="export", slug=slug)
-    jobs.data_job_export_start(project=project, user=request.user)
-    messages.success(request, "Gold export queued; the file appears here when it is ready.")
-    return _section(request, project)
+    job = jobs.data_job_export_start(project=project, user=request.user)
+    return _section(request, project, started=job)
 
 
 @login_required
@@ -54,7 +58,7 @@ def project_export(request, slug: str):
 def project_import(request, slug: str):
     """Upload a bundle into this project (its project.json must name this project)."""
     project = project_get_for(user=request.user, action="manage", slug=slug)
-    form = _upload_form(request)
+    form, job = _upload_form(request), None
     if form is not None and form.is_valid():
         try:
             job = jobs.data_job_import_start(upload=form.cleaned_data["bundle"], user=request.user, project=project,
@@ -63,11 +67,10 @@ def project_import(request, slug: str):
             if job.awaiting_columns:  # a table: its columns are chosen on the next page
                 url = reverse("data-job-columns", args=[job.pk])
                 return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-            messages.success(request, "Import queued: all or nothing; the result appears here.")
         except ValidationError as exc:
             for name, errors in exc.message_dict.items():
                 form.add_error(name if name in form.fields else "bundle", errors)
-    return _section(request, project, form=form)
+    return _section(request, project, form=form, started=job)
 
 
 def _upload_form(request) -> BundleUploadForm:
@@ -103,6 +106,8 @@ def _job_for(request, job_id: int) -> DataJob:
 @login_required
 def data_job(request, job_id: int):
     job = _job_for(request, job_id)
+    if request.htmx and request.GET.get("banner"):  # the banner of a job just started, on the project page
+        return render(request, "grading/_job_banner.html", {"job": job})
     template = "grading/_job.html" if request.htmx else "grading/job.html"
     return render(request, template, {"job": job})
 
@@ -123,10 +128,8 @@ def data_job_columns(request, job_id: int):
             mapping = column_mapping_from(request.POST, tables)
             tables = jobs.data_job_columns(job=job, mapping=mapping)
             if "start" in request.POST and not any(t.problems for t in tables):
-                if jobs.data_job_columns_choose(job=job, mapping=mapping):
-                    messages.success(request, "Import queued with the columns you chose: all or nothing; the result "
-                                              "appears here.")
-                return redirect(reverse("project-detail", args=[job.project.slug]) + "#project-data")
+                jobs.data_job_columns_choose(job=job, mapping=mapping)
+                return _section(request, job.project, started=job)
     except BundleError as exc:  # the file cannot be read: the job failed and says why
         messages.error(request, str(exc))
         return redirect("data-job", job_id=job.pk)

@@ -30,6 +30,16 @@ class CannotAssess(enum.StrEnum):
     FAIL = "fail"
 
 
+# What each strategy does, in the words a page's help gives.
+STRATEGY_HELP = {
+    CannotAssess.SKIP: "left out: the criterion counts neither for nor against the response",
+    CannotAssess.ZERO: "counted as not met",
+    CannotAssess.PARTIAL: ("partial credit (half the weight unless set otherwise) where a score is computed; not met where "
+                           "a met / not-met decision is needed"),
+    CannotAssess.FAIL: "the worst case: not met, or a met penalty, or the worst option",
+}
+
+
 def parse_strategy(strategy: CannotAssess | str) -> CannotAssess:
     """Accept a `CannotAssess` member or its name/value in any case ('SKIP', 'skip')."""
     if isinstance(strategy, CannotAssess):

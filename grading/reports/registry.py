@@ -30,7 +30,7 @@ from .subset import subset_summary
 
 STRATEGIES = ("skip", "zero", "partial", "fail")
 # Modules of this package that declare no report (imported by discovery all the same, harmlessly).
-NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli"}
+NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli", "glossary"}
 
 
 # --- typed parameters ----------------------------------------------------------------------

@@ -162,14 +162,35 @@ class ScoresParams(Params):
                 "penalty": penalty_parse(attrs.get("length_penalty"), attrs["length_unit"])}
 
 
+PENALTY_PARTS = ("penalty_free", "penalty_cap", "penalty_at_cap", "penalty_exponent")
+
+
 class ScoresPageParams(Params):
+    """The page's parameters: the penalty as the command's text, or (the page's form) as its four
+    numbers, which become that text, so both name one computation."""
     source = SourceField(spec=True, required=False, allow_null=True, default=None)
     strategy = StrategyField(default="skip")
     length_penalty = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None)
     length_unit = choice(UNITS, what="length unit", default="words")
+    penalty_free = serializers.IntegerField(required=False, allow_null=True, min_value=0, write_only=True)
+    penalty_cap = serializers.IntegerField(required=False, allow_null=True, min_value=1, write_only=True)
+    penalty_at_cap = serializers.FloatField(required=False, allow_null=True, min_value=0, write_only=True)
+    penalty_exponent = serializers.FloatField(required=False, allow_null=True, min_value=0, write_only=True)
     ci = Flag()
 
+    def to_internal_value(self, data):
+        # an empty number box is no number (the form sends every box, filled or not)
+        return super().to_internal_value({k: v for k, v in data.items() if not (k in PENALTY_PARTS and v == "")})
+
     def validate(self, attrs):
+        parts = [attrs.pop(name, None) for name in PENALTY_PARTS]
+        if any(p is not None for p in parts):
+            free, cap, at_cap, exponent = parts
+            missing = [words for value, words in ((free, "free length"), (cap, "cap"), (at_cap, "penalty at the cap"))
+                       if value is None]
+            if missing:
+                raise serializers.ValidationError({"length_penalty": "the length penalty needs " + " and ".join(missing)})
+            attrs["length_penalty"] = f"{free},{cap},{at_cap:g}" + (f",{exponent:g}" if exponent is not None else "")
         attrs["length_penalty"] = (attrs.get("length_penalty") or "").strip() or None
         _penalty_checked(attrs)
         return attrs

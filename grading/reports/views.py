@@ -18,7 +18,8 @@ from annotation.models import Project
 from evalsite.spreadsheet import csv_lines
 
 from .cache import report_forget, report_key, report_mark_pending, report_peek, report_pending_since
-from .registry import page_get, page_title, pages
+from .glossary import glossary, strategies
+from .registry import page_get, page_title, pages, reports
 from .subset import subset_parse
 from .tasks import report_page_task
 
@@ -61,7 +62,8 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
     declared = report.page
     error, result, params, failed, waited = None, None, {}, False, None
     try:
-        params = declared.parse(project=project, data=request.GET)
+        # a multiple select sends a parameter once per choice: the page's parameters take them comma-separated
+        params = declared.parse(project=project, data={name: ",".join(values) for name, values in request.GET.lists()})
         subset = subset_parse(",".join(request.GET.getlist("models")), ",".join(request.GET.getlist("exclude_models")))
         if subset is not None:  # every page: only some source models (issue 14)
             params["subset"] = subset.key()
@@ -87,7 +89,7 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
         # row links only for a role that may follow them (the side-by-side page is for adjudicators and managers)
         "links": declared.links(result, project) if result is not None and declared.links
         and user_may(project=project, user=request.user, action="inspect") else {},
-        "fields": [(name, request.GET.get(name, "")) for name in declared.params().fields],
+        "fields": list(declared.params().fields.items()),  # the generic page's controls (``param_field``)
     }
     return render(request, f"{declared.template}#report" if request.htmx else declared.template, context)
 
@@ -113,3 +115,12 @@ def report_page(request, slug: str, page: str):
         raise Http404(f"no report page {page!r}") from None
     project = project_get_for(user=request.user, action=report.action, slug=slug)
     return _render(request, project, page, report)
+
+
+@login_required
+def metrics_help(request):
+    """Every figure the reports show, in plain words: the terms of the tables, the cannot-assess
+    strategies and what each report answers."""
+    described = [(r.title, r.help) for r in reports() if r.help]
+    return render(request, "grading/reports/help.html", {"sections": glossary(), "strategies": strategies(),
+                                                         "reports": sorted(described, key=lambda item: item[0].lower())})

@@ -11,15 +11,18 @@ register = template.Library()
 RECENT_JOBS = 5
 
 
-def data_section_context(*, project, user, form=None) -> dict:
+def data_section_context(*, project, user, form=None, started: int | str | None = None) -> dict:
     """The section's forms and recent jobs: only the kinds of job the user may open (an adjudicator
-    sees exports, not the managers' imports, whose status partial would answer them 403)."""
+    sees exports, not the managers' imports, whose status partial would answer them 403).
+    ``started``: the id of a job the user has just started, followed by a banner (ignored unless it
+    is one of the jobs listed)."""
     may_export = user_may(project=project, user=user, action="export")
     may_import = user_may(project=project, user=user, action="manage")
     kinds = [kind for kind, allowed in ((DataJob.EXPORT, may_export), (DataJob.IMPORT, may_import)) if allowed]
+    recent = list(DataJob.objects.filter(project=project, kind__in=kinds).select_related("user")[:RECENT_JOBS])
     return {
-        "project": project, "may_export": may_export, "may_import": may_import,
-        "jobs": list(DataJob.objects.filter(project=project, kind__in=kinds).select_related("user")[:RECENT_JOBS]),
+        "project": project, "may_export": may_export, "may_import": may_import, "jobs": recent,
+        "started": next((job for job in recent if str(job.pk) == str(started) and job.user_id == user.pk), None),
         "form": form or BundleUploadForm(),
     }
 
@@ -29,7 +32,7 @@ def project_data(context, project):
     request = context.get("request")
     if request is None:
         return ""
-    data = data_section_context(project=project, user=request.user)
+    data = data_section_context(project=project, user=request.user, started=request.GET.get("started"))
     if not (data["may_export"] or data["may_import"]):
         return ""
     return render_to_string("grading/_data_section.html", data, request=request)

@@ -7,6 +7,7 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from annotation.access import projects_for
+from grading.reports.glossary import term_for
 from grading.reports.registry import page_title, pages
 from grading.selectors import project_model_names
 from grading.sources import project_sources
@@ -70,6 +71,16 @@ def table_rows(table):
     return mark_safe("".join(out))  # every value escaped above
 
 
+@register.simple_tag
+def column_head(column):
+    """A table header: the column's words, with its definition as the tooltip and a link to the
+    help page's entry; a column named after data (a model, a source) as it is."""
+    term = term_for(str(column))
+    if term is None:
+        return column
+    return format_html('<abbr class="term" title="{}" data-column="{}">{}</abbr>', term.definition, column, term.words)
+
+
 @register.filter
 def get_item(mapping, key):
     return (mapping or {}).get(key)
@@ -101,6 +112,72 @@ def source_options(project, selected="", fallback="", blank=None):
     if selected and selected != "none" and selected not in known:  # a source of another project, named in the URL
         parts.append(format_html('<option value="{}" selected>{}</option>', selected, selected))
     return mark_safe("".join(str(p) for p in parts))  # every part built by format_html
+
+
+def _most_binary_criteria(project) -> int:
+    """The most binary criteria any case of ``project`` is graded on (its project-wide ones and its
+    own), the largest threshold k that can mean anything; 0 for a project without cases."""
+    from django.db.models import Count, Q
+
+    from annotation.models import Case, Criterion
+
+    shared = Criterion.objects.filter(project=project, case__isnull=True, kind=Criterion.BINARY).count()
+    own = (Case.objects.filter(project=project)
+           .annotate(n=Count("criteria", filter=Q(criteria__kind=Criterion.BINARY))).order_by("-n")
+           .values_list("n", flat=True).first())
+    return shared + (own or 0) if own is not None else 0
+
+
+@register.simple_tag(takes_context=True)
+def threshold_options(context, project, name, blank=None, default=None):
+    """The ``<option>``s of the thresholds k a coverage figure can take in ``project`` (1 to the
+    most binary criteria of a case), the query's choice of ``name`` selected (several for a
+    multiple select: ``7,8`` or repeated), ``default`` marked; ``blank``: words of an empty choice."""
+    request = context.get("request")
+    chosen = set()
+    if request is not None:
+        chosen = {part.strip() for value in request.GET.getlist(name) for part in value.split(",") if part.strip()}
+    top = _once(project, "most_binary", lambda: _most_binary_criteria(project))
+    parts = [format_html('<option value=""{}>{}</option>', "" if chosen else " selected", blank)] if blank else []
+    values = sorted({*range(1, top + 1), *(int(c) for c in chosen if c.isdigit())})
+    marked = str(default) if default is not None else None
+    parts += [format_html('<option value="{}"{}>{}{}</option>', k, " selected" if str(k) in chosen else "", k,
+                          " (the project's k)" if str(k) == marked else "") for k in values]
+    return mark_safe("".join(str(p) for p in parts))  # every part built by format_html
+
+
+@register.simple_tag(takes_context=True)
+def param_field(context, project, name, field):
+    """A report parameter's control, chosen from what the project holds where the field says what
+    it takes: a source menu, a menu of choices, a box for a switch, a number box with its bounds;
+    the query's value kept, so a shared URL shows the same choice."""
+    from rest_framework import serializers
+
+    from grading.reports.registry import SourceField
+
+    request = context.get("request")
+    value = request.GET.get(name, "") if request is not None else ""
+    label = str(field.label or name.replace("_", " ").capitalize())
+    hint = str(field.help_text or "")
+    if isinstance(field, SourceField):
+        options = source_options(project, value, blank="(default)" if not field.required else None)
+        control = format_html('<select name="{}" title="{}">{}</select>', name, hint, options)
+    elif isinstance(field, serializers.ChoiceField):
+        options = format_html_join("", '<option value="{}"{}>{}</option>', (
+            (key, " selected" if str(key) == value or (not value and key == field.default) else "", text)
+            for key, text in field.choices.items()))
+        control = format_html('<select name="{}" title="{}">{}</select>', name, hint, options)
+    elif isinstance(field, serializers.BooleanField):
+        checked = " checked" if value.lower() in {"1", "true", "yes", "on"} else ""
+        return format_html('<label title="{}"><input type="checkbox" name="{}" value="1"{}> {}</label>', hint, name, checked, label)
+    elif isinstance(field, (serializers.IntegerField, serializers.FloatField)):
+        bounds = format_html_join(" ", '{}="{}"', ((attr, bound) for attr, bound in (
+            ("min", field.min_value), ("max", field.max_value)) if bound is not None))
+        step = "1" if isinstance(field, serializers.IntegerField) else "any"
+        control = format_html('<input type="number" name="{}" value="{}" step="{}" {} title="{}">', name, value, step, bounds, hint)
+    else:
+        control = format_html('<input type="text" name="{}" value="{}" size="16" title="{}">', name, value, hint)
+    return format_html("<label>{} {}</label>", label, control)
 
 
 @register.simple_tag(takes_context=True)

@@ -194,8 +194,9 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
     # gold export from the project page: a background job; its page polls until the file is ready
     page.locator("p.muted").get_by_role("link", name="Ward study").click()
     expect(page.locator("#import-form")).to_have_count(0)  # adjudicators export, never import
+    page.get_by_role("tab", name="Data").click()  # the project page in parts: the data part holds the export
     page.locator("#export-gold").click()
-    expect(page.locator("#data-section .messages")).to_contain_text("Gold export queued")
+    expect(page.locator("#data-section .job-banner")).to_contain_text("queued; it starts when a worker is free")
     job_cell = page.locator("#data-section .job-status").first
     expect(job_cell).to_have_attribute("data-status", "queued")
     page.screenshot(path=str(study["shots"] / "adjudication-project-data.png"), full_page=True)
@@ -211,7 +212,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
         else:
             polls["held"].append(route)
 
-    page.route(re.compile(rf".*/jobs/{job.pk}/$"), hold_polls)
+    page.route(re.compile(rf".*/jobs/{job.pk}/(\?banner=1)?$"), hold_polls)
     page.locator("#data-section").get_by_role("link", name=f"Gold export #{job.pk}").click()
     expect(page.locator("h1")).to_contain_text(f"Gold export #{job.pk}")
     expect(page.locator(".messages")).to_have_count(0)  # "queued" was said on the project page, not again here
@@ -364,6 +365,7 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     projects.get_by_role("link", name="Ward study").click()
     for section in ("#project-judges", "#project-assignments", "#import-form"):  # no way in from the page
         expect(page.locator(section)).to_have_count(0)
+    page.get_by_role("tab", name="Data").click()
     expect(page.locator("#export-gold")).to_be_visible()
 
     # the pages: starting a judge run, assigning work, importing a bundle (and granting roles)

@@ -15,7 +15,7 @@ def test_a_manager_writes_guidelines_and_an_annotator_reads_them_with_g(page, lo
     study = build_study(slug="guide", n_cases=1, n_criteria=2, annotators=(("a1",),))
     grant(django_user_model.objects.create_user("boss", password="pw-boss-1"), study.project, "manager")
     login("boss", "pw-boss-1")
-    page.goto("/projects/guide/")
+    page.goto("/projects/guide/#project-guidelines")  # the link to a part opens its tab
     page.locator("#guidelines-text").fill("Mark **met** only when the response says it.\n\n<img src=x onerror=alert(1)>")
     with page.expect_navigation():
         page.get_by_role("button", name="Save guidelines").click()

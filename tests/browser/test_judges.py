@@ -16,6 +16,7 @@ def test_judge_section_runs_a_baseline_and_side_by_side_shows_it(page, login, tr
     login("res", "pw-12345")
 
     page.goto("/projects/mini/")
+    page.get_by_role("tab", name="Judges").click()
     section = page.locator("#project-judges")
     assert "lexical" in section.locator(".judge-list").inner_text()
     assert section.locator('.judge-list li[data-judge="lexical"] .badge.baseline').inner_text() == "baseline"
@@ -27,7 +28,7 @@ def test_judge_section_runs_a_baseline_and_side_by_side_shows_it(page, login, tr
     row.wait_for()
     assert "11 / 11" in row.inner_text()
     assert row.locator(".progress > span").get_attribute("style").replace(" ", "") == "width:100%"
-    assert page.url.endswith("/projects/mini/")  # swapped in place, no navigation
+    assert page.url.endswith("/projects/mini/#tab-judges")  # swapped in place, no navigation
 
     section.locator(".side-by-side-lookup input[name=response]").fill("r1")
     section.locator(".side-by-side-lookup button").click()

@@ -361,7 +361,7 @@ def test_an_uploaded_table_waits_for_its_columns_then_imports_with_them(manager,
     form["0.model"] = "Engine"
     with django_capture_on_commit_callbacks(execute=True):
         answer = client.post(f"/jobs/{job.pk}/columns/", form)
-    assert answer.status_code == 302 and answer["Location"] == "/projects/mini/#project-data"
+    assert answer.status_code == 302 and answer["Location"] == f"/projects/mini/?started={job.pk}#project-data"
     job.refresh_from_db()
     assert job.status == "finished", job.error
     assert job.params["mapping"]["tables"]["upload.csv"]["columns"]["model"] == "Engine"  # the stored upload's name

@@ -58,7 +58,7 @@ def test_reliability_page_shows_intervals_beside_accuracy_and_mean_difference(ci
     assert rows["grade"]["mean_difference 95% CI"] == text(service["groups"]["grade"]["mean_difference_ci"])
     assert rows["grade"]["accuracy 95% CI"] is None  # no binary pairs on the ordinal criterion: an en dash
     assert rows["safe"]["accuracy 95% CI"] == text(service["groups"]["safe"]["accuracy_ci"])
-    assert "<th>accuracy 95% CI</th>" in html and pooled["mean_difference 95% CI"] in html
+    assert 'data-column="accuracy 95% CI">Rubric accuracy (%) 95% interval</abbr></th>' in html and pooled["mean_difference 95% CI"] in html
     downloaded = csv_rows(ci_client, url + "&ci=1", "reliability")
     assert downloaded[0] == ["criterion", *columns[1:]]
     assert downloaded[1][columns.index("mean_difference 95% CI")] == pooled["mean_difference 95% CI"]
