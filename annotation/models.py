@@ -29,6 +29,11 @@ class Project(models.Model):
         default=list, blank=True,
         help_text='RULERS evidence rules of traits: [{"trait": CRITERION_ID, "min_evidence": m, "gate": τ}].',
     )
+    stratum_groups = models.JSONField(
+        default=dict, blank=True,
+        help_text='Groups of strata for the coverage heatmaps: {"task_themes": {"FAMILY": [THEME, ...]}, '
+                  '"specialties": {"MACRO-CATEGORY": [SPECIALTY, ...]}}; a value in no group is shown as itself.',
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     data_changed_at = models.DateTimeField(
         null=True, blank=True, editable=False,
@@ -48,6 +53,12 @@ class Project(models.Model):
         super().clean()
         if self.slug in self.RESERVED_SLUGS:
             raise ValidationError({"slug": f"slug {self.slug!r} is reserved (a page of the site has that address)"})
+        from .projects import stratum_groups_clean  # the one validation of the setting
+
+        try:
+            self.stratum_groups = stratum_groups_clean(self.stratum_groups)
+        except ValueError as exc:
+            raise ValidationError({"stratum_groups": str(exc)}) from exc
 
 
 class Case(models.Model):

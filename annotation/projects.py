@@ -17,7 +17,7 @@ ROLE_CHOICES = (ProjectRole.MANAGER, ProjectRole.ADJUDICATOR, ProjectRole.VIEWER
 SETTINGS = {
     "name": str, "description": str, "blind": bool, "coverage_k": int, "overlap": int,
     "low_agreement_threshold": float, "show_reference_answer": bool, "hide_rater_names": bool, "guidelines": str,
-    "traits": list,
+    "traits": list, "stratum_groups": dict,
 }
 UNBLINDING = {"blind": False, "show_reference_answer": True}
 
@@ -97,6 +97,9 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
         if kind is list:
             clean[name] = traits_clean(value, prefix=prefix)
             continue
+        if kind is dict:
+            clean[name] = stratum_groups_clean(value, prefix=prefix)
+            continue
         if kind is bool:
             ok = isinstance(value, bool)
         elif kind is int:
@@ -112,6 +115,47 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
         if name == "overlap" and value < 1:
             raise ValueError(f"{prefix}overlap: must be at least 1")
         clean[name] = float(value) if kind is float else value
+    return clean
+
+
+GROUPED_STRATA = ("task_themes", "specialties")
+
+
+def stratum_groups_clean(value, *, prefix: str = "") -> dict:
+    """The groups of strata of the coverage heatmaps: ``{"task_themes": {FAMILY: [THEME, ...]},
+    "specialties": {MACRO_CATEGORY: [SPECIALTY, ...]}}`` (either may be left out), each group a
+    non-empty name with a list of distinct values, each value in one group of its stratum at most;
+    ValueError naming what is wrong otherwise."""
+    where = f"{prefix}stratum_groups"
+    if value in (None, ""):
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f'{where}: must be an object such as {{"task_themes": {{"FAMILY": ["THEME", ...]}}}}, not {value!r}')
+    unknown = sorted(set(value) - set(GROUPED_STRATA))
+    if unknown:
+        raise ValueError(f"{where}: {unknown[0]!r} cannot be grouped; use {' or '.join(GROUPED_STRATA)}")
+    clean = {}
+    for stratum in GROUPED_STRATA:
+        if stratum not in value:
+            continue
+        groups = value[stratum]
+        if not isinstance(groups, dict):
+            raise ValueError(f'{where}.{stratum}: must be an object of group names and their values, such as '
+                             f'{{"GROUP": ["VALUE", ...]}}, not {groups!r}')
+        owner: dict[str, str] = {}
+        clean[stratum] = {}
+        for group, members in groups.items():
+            if not str(group).strip():
+                raise ValueError(f"{where}.{stratum}: a group needs a name")
+            if not isinstance(members, list) or not members or not all(isinstance(m, str) and m.strip() for m in members):
+                raise ValueError(f"{where}.{stratum}.{group}: must be a non-empty list of {stratum.replace('_', ' ')} "
+                                 f"(strings), not {members!r}")
+            for member in members:
+                if member in owner:
+                    raise ValueError(f"{where}.{stratum}: {member!r} is in both {owner[member]!r} and {group!r}; "
+                                     "a value belongs to one group at most")
+                owner[member] = group
+            clean[stratum][str(group)] = list(dict.fromkeys(members))
     return clean
 
 

@@ -31,6 +31,7 @@ def project_spec(project: Project) -> dict:
         "hide_rater_names": project.hide_rater_names,
         **({"guidelines": project.guidelines} if project.guidelines else {}),
         **({"traits": project.traits} if project.traits else {}),
+        **({"stratum_groups": project.stratum_groups} if project.stratum_groups else {}),
         "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
         "cohorts": [{"name": cohort.name, "members": [{"user": m.user.username, "role": m.role} for m in

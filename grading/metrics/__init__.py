@@ -17,6 +17,8 @@ coverage    response_hits(decisions, *, response="response", value="value", carr
             coverage(df, *, k, hits="hits", total="n_criteria") -> Coverage
             coverage_by_model(df, *, k, model="model", ...) -> dict[model, Coverage]
             coverage_by_stratum(df, *, k, stratum, model="model", ...) -> dict[(stratum, model), Coverage]
+            coverage_terms(df, *, k, hits="hits", total="n_criteria") -> DataFrame[accuracy, passed, cacs]
+            deviation_from_overall(cells: {(stratum, model): x}, overall: {model: x}) -> {(stratum, model): x − overall}
             calibrate_k(hits_of_human_responses) -> KCalibration       (round half up)
             threshold_sensitivity(df, *, k, ks, model="model", ...) -> ThresholdSensitivity
 ranking     compare_rankings(reference, other) -> RankComparison; rank_models(scores); top_n_overlap(a, b, *, n)
@@ -123,6 +125,8 @@ _SOURCES = {
     "coverage": "coverage",
     "coverage_by_model": "coverage",
     "coverage_by_stratum": "coverage",
+    "coverage_terms": "coverage",
+    "deviation_from_overall": "coverage",
     "cross_grader_robustness": "judges",
     "cross_grader_intervals": "judges",
     "decision_fields": "decisions",
@@ -146,6 +150,7 @@ _SOURCES = {
     "monte_carlo_groups": "bias",
     "monte_carlo_mu_ci": "bias",
     "monte_carlo_stability": "judges",
+    "annotator_included": "pairwise",
     "pairwise_agreement": "pairwise",
     "pairwise_intervals": "pairwise",
     "partial_correlation": "verbosity",
@@ -243,6 +248,8 @@ __all__ = [
     "coverage",
     "coverage_by_model",
     "coverage_by_stratum",
+    "coverage_terms",
+    "deviation_from_overall",
     "cross_grader_intervals",
     "cross_grader_robustness",
     "ensemble_vote",
@@ -291,6 +298,7 @@ __all__ = [
     "fit_ridge_calibration",
     "RidgeCalibration",
     "split_by_size",
+    "annotator_included",
     "pairwise_agreement",
     "pairwise_intervals",
     "partial_correlation",

@@ -116,6 +116,12 @@ def _terms(df: pd.DataFrame, k: int, hits: str, total: str) -> pd.DataFrame:
     )
 
 
+def coverage_terms(df: pd.DataFrame, *, k: int, hits: str = "hits", total: str = "n_criteria") -> pd.DataFrame:
+    """Each response's own terms of the coverage means (fractions, index of ``df``): ``accuracy``
+    s_i / N_i, ``passed`` [s_i ≥ k], ``cacs`` max(0, s_i − k + 1) / (N_i − k + 1) (0 where N_i < k)."""
+    return _terms(df, _check_k(k), hits, total)[["accuracy", "passed", "cacs"]]
+
+
 def _coverage_from_sums(k: int, count: int, unreachable: int, acc: float, passed: float, cacs: float) -> Coverage:
     if count == 0:
         return Coverage(k, 0, 0, None, None, None)
@@ -190,6 +196,17 @@ def coverage_by_stratum(
     t = t.explode("_stratum")
     t = t[t["_stratum"].notna()]
     return _grouped_coverage(t, keys, k)
+
+
+def deviation_from_overall(cells: dict, overall: dict) -> dict:
+    """Each (stratum, model) cell's figure minus that model's overall figure (the same unit, e.g.
+    percentage points of CACS@k): how much better or worse the model does in the stratum than
+    overall. None where either figure is undefined."""
+    out = {}
+    for (stratum, model), value in cells.items():
+        base = overall.get(model)
+        out[(stratum, model)] = None if value is None or base is None else float(value) - float(base)
+    return out
 
 
 def calibrate_k(hits_of_human_responses) -> KCalibration:

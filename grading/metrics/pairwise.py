@@ -61,13 +61,19 @@ def percentile(value: float | None, others: list[float]) -> float | None:
     return 100.0 * (below + 0.5 * ties) / len(scored)
 
 
+def annotator_included(figures: dict, *, min_n: int) -> bool:
+    """Whether an annotator ({"mf1", "n"}) counts in the weighted mean: more than ``min_n`` pairs
+    and an MF1 that is defined."""
+    return figures["n"] > min_n and figures["mf1"] is not None
+
+
 def pairwise_agreement(labels: pd.DataFrame, grader: pd.Series | None = None, *, min_n: int = 50) -> dict:
     """The figures of one group of items: {"annotators": {rater: {"mf1", "n"}},
     "weighted_mean_mf1", "n_included", "grader": {"mf1", "n", "percentile"} | None}."""
     annotators = {}
     for rater, (truth, prediction) in sorted(annotator_pairs(labels).items()):
         annotators[rater] = {"mf1": binary_agreement(truth, prediction).mf1, "n": int(truth.size)}
-    included = {r: f for r, f in annotators.items() if f["n"] > min_n and f["mf1"] is not None}
+    included = {r: f for r, f in annotators.items() if annotator_included(f, min_n=min_n)}
     weight = sum(f["n"] for f in included.values())
     weighted = sum(f["mf1"] * f["n"] for f in included.values()) / weight if weight else None
     out = {"annotators": annotators, "weighted_mean_mf1": weighted, "n_included": weight, "grader": None}

@@ -62,11 +62,12 @@ def _spec(*, title: str, data: list[dict], width, height, layers: list[dict] | N
 def bar_chart(
     *, title: str, labels: list[str], series: list[tuple[str, list]], max_value: float = 1.0,
     reference: tuple[str, float] | None = None, digits: int = 3, value_title: str = "value", label_title: str = "",
-    n: list | None = None,
+    n: list | None = None, min_value: float = 0,
 ) -> Chart:
     """Horizontal bars: one row per label, one bar per series (name, values), the series in the
-    legend; values on an axis from 0 to ``max_value`` titled ``value_title``; an optional dashed
-    reference line (name, value); ``n``: each label's n, shown in its tooltip."""
+    legend; values on an axis from ``min_value`` (0, or −1 for correlations) to ``max_value``
+    titled ``value_title``; an optional dashed reference line (name, value); ``n``: each label's n,
+    shown in its tooltip."""
     data = [
         {"label": str(label), "series": name, "value": _number(values[i], digits), "order": i,
          **({"n": n[i]} if n is not None else {})}
@@ -83,7 +84,7 @@ def bar_chart(
             "y": {"field": "label", "type": "nominal", "title": label_title or None, "sort": {"field": "order", "op": "min"}},
             "yOffset": {"field": "series", "sort": names},
             "x": {"field": "value", "type": "quantitative", "title": value_title,
-                  "scale": {"domain": [0, max_value], "clamp": True}},
+                  "scale": {"domain": [min_value, max_value], "clamp": True}},
             "color": {"field": "series", "type": "nominal", "title": None,
                       "scale": {"domain": names, "range": PALETTE[:len(names)]}},
             "tooltip": tooltip,
@@ -188,3 +189,29 @@ def heatmap(
     ]
     step = 112 if spread is not None else 80
     return Chart(title, _spec(title=title, data=data, width={"step": step}, height={"step": 28}, layers=layers))
+
+
+def scatter(
+    *, title: str, points: list[dict], x_title: str, y_title: str, group_title: str = "model",
+    y_domain: tuple[float, float] | None = None, label_title: str = "response",
+) -> Chart:
+    """One point per item: ``points`` are {"x", "y", "group", "label"}; colour by group (legend),
+    the label, both values and the group in the tooltip."""
+    data = [{"x": _number(p["x"], 3), "y": _number(p["y"], 3), "group": str(p["group"]), "label": str(p["label"])}
+            for p in points]
+    groups = sorted({d["group"] for d in data})
+    y = {"field": "y", "type": "quantitative", "title": y_title}
+    if y_domain is not None:
+        y["scale"] = {"domain": list(y_domain)}
+    layer = {
+        "mark": {"type": "point", "filled": True, "opacity": 0.7, "size": 40},
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative", "title": x_title, "scale": {"zero": False}},
+            "y": y,
+            "color": {"field": "group", "type": "nominal", "title": group_title,
+                      "scale": {"domain": groups, "range": (PALETTE * (len(groups) // len(PALETTE) + 1))[:len(groups)]}},
+            "tooltip": [{"field": "label", "title": label_title}, {"field": "group", "title": group_title},
+                        {"field": "x", "title": x_title}, {"field": "y", "title": y_title}],
+        },
+    }
+    return Chart(title, _spec(title=title, data=data, width=520, height=260, layers=[layer]))

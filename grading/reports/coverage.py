@@ -16,10 +16,29 @@ from grading import metrics, selectors
 from grading.sources import project_sources, source_parse
 
 from . import charts
+from .glossary import worded_table
 from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
 from .registry import Flag, Page, Params, Report, SourceField, register
 
 STRATA = ("difficulty", "register", "task_themes", "specialties")
+STRATUM_WORDS = {"difficulty": "difficulty", "register": "register", "task_themes": "theme", "specialties": "specialty"}
+GROUP_WORDS = {"task_themes": "capability family", "specialties": "macro-category"}
+GROUP_PLURALS = {"task_themes": "capability families", "specialties": "macro-categories"}
+ORDER = {"difficulty": ["low", "medium", "high"]}  # strata with an order of their own (else by name)
+
+
+def strata_grouped(values: pd.Series, groups: dict[str, list[str]]) -> pd.Series:
+    """Each response's strata (a list, or one value) as the names of their groups (the project's
+    ``stratum_groups``): each group once, in the groups' order; a value in no group stays itself."""
+    owner = {member: group for group, members in groups.items() for member in members}
+    order = {group: i for i, group in enumerate(groups)}
+
+    def regroup(value):
+        items = value if isinstance(value, (list, tuple)) else ([] if value is None or value != value else [value])
+        named = dict.fromkeys(owner.get(v, v) for v in items)
+        return sorted(named, key=lambda g: (order.get(g, len(order)), str(g)))
+
+    return values.map(regroup)
 
 
 def response_hits_frame(*, inputs: ReportInputs, source, author_kind: str = "model") -> pd.DataFrame:
@@ -135,6 +154,14 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
         for (value, model), cov in cells.items():
             table.setdefault(str(value), {})[str(model)] = _figures(cov)
         by_stratum[axis] = table
+    by_group: dict = {}  # the strata the project groups (``stratum_groups``), by group
+    for axis, groups in (inputs.project.stratum_groups or {}).items():
+        if axis in STRATA and groups:
+            grouped = df.assign(**{axis: strata_grouped(df[axis], groups)})
+            table = {}
+            for (value, model), cov in metrics.coverage_by_stratum(grouped, k=k, stratum=axis).items():
+                table.setdefault(str(value), {})[str(model)] = _figures(cov)
+            by_group[axis] = table
     ks = sorted({kk for kk in sensitivity if kk != k})
     alternatives = metrics.threshold_sensitivity(df, k=k, ks=ks)
     overall_figures = _figures(overall)
@@ -150,6 +177,7 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
         "overall": overall_figures,
         "by_model": by_model_figures,
         "by_stratum": by_stratum,
+        "by_group": by_group,
         "k_source": k_source,
         "sensitivity": [
             {
@@ -205,8 +233,35 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
             [[value, m, f["n_responses"], f["rubric_accuracy"], f["pass_at_k"], f["cacs"]]
              for value, per_model in sorted(values.items()) for m, f in sorted(per_model.items())],
         )
+    deviations = {}
+    for axis in STRATA:
+        cells, grouped = (main.get("by_group") or {}).get(axis), True
+        if cells is None:
+            cells, grouped = main["by_stratum"][axis], False
+        deviations[axis] = stratum_deviations(cells, main["by_model"], axis=axis, grouped=grouped)
+        tables[f"deviation_{axis}"] = worded_table(
+            ["stratum", "model", "n_responses", "cacs", "model_cacs", "cacs_deviation"],
+            [[c["stratum"], c["model"], c["n"], c["cacs"], c["model_cacs"], c["deviation"]] for c in deviations[axis]["cells"]],
+            words={"stratum": deviations[axis]["words"].capitalize(), "cacs": f"CACS@{k} in the stratum (%)",
+                   "model_cacs": f"Model's overall CACS@{k} (%)"})
     return {"source": source, "sources": candidates, "k": k, "k_source": main["k_source"], "overall": main["overall"],
-            "by_model": main["by_model"], "tables": tables}
+            "by_model": main["by_model"], "deviations": deviations, "tables": tables}
+
+
+def stratum_deviations(cells: dict, by_model: dict, *, axis: str, grouped: bool) -> dict:
+    """The heatmap data of one stratum axis: per (stratum, model) cell its CACS@k, the model's overall
+    CACS@k and their difference in points (``metrics.deviation_from_overall``), with n responses."""
+    flat = {(value, model): f["cacs"] for value, per_model in cells.items() for model, f in per_model.items()}
+    deviation = metrics.deviation_from_overall(flat, {m: f["cacs"] for m, f in by_model.items()})
+    known = ORDER.get(axis, [])
+    values = sorted(cells, key=lambda v: (known.index(v) if v in known else len(known), v))
+    return {
+        "words": GROUP_WORDS[axis] if grouped else STRATUM_WORDS[axis], "grouped": grouped, "values": values,
+        "groups_words": GROUP_PLURALS.get(axis, ""),
+        "cells": [{"stratum": value, "model": model, "n": f["n_responses"], "cacs": f["cacs"],
+                   "model_cacs": by_model.get(model, {}).get("cacs"), "deviation": deviation[(value, model)]}
+                  for value in values for model, f in sorted(cells[value].items())],
+    }
 
 
 def coverage_charts(result: dict, project: Project) -> dict:
@@ -214,13 +269,37 @@ def coverage_charts(result: dict, project: Project) -> dict:
         return {}
     models = list(result["by_model"])
     n = sum(v["n_responses"] for v in result["by_model"].values())
-    return {"by_model": charts.bar_chart(
+    return {**deviation_charts(result), "by_model": charts.bar_chart(
         title=f"Rubric accuracy vs CACS@{result['k']} per model, {result['source']} (n = {n:,} responses)",
         labels=models, max_value=100.0, digits=1,
         series=[("rubric accuracy %", [result["by_model"][m]["rubric_accuracy"] for m in models]),
                 (f"CACS@{result['k']} %", [result["by_model"][m]["cacs"] for m in models])],
         value_title="percent", label_title="model", n=[result["by_model"][m]["n_responses"] for m in models],
     )}
+
+
+def deviation_charts(result: dict) -> dict:
+    """Per stratum axis a heatmap of models × strata: each cell the model's CACS@k in the stratum minus
+    its overall CACS@k (points; blue above, red below), n responses in the tooltip."""
+    out, k = {}, result["k"]
+    models = list(result["by_model"])
+    for axis, data in (result.get("deviations") or {}).items():
+        if not data["cells"]:
+            continue
+        at = {(c["model"], c["stratum"]): c for c in data["cells"]}
+        rows = [m for m in models if any((m, v) in at for v in data["values"])]
+        labels = [f"{m} ({result['by_model'][m]['cacs']:.1f} %)" if result["by_model"][m]["cacs"] is not None else m
+                  for m in rows]
+        n = sum(c["n"] for c in data["cells"])
+        out[f"deviation_{axis}"] = charts.heatmap(
+            title=f"CACS@{k} per {data['words']} minus the model's overall CACS@{k}, {result['source']} "
+                  f"(n = {n:,} response-strata)",
+            rows=labels, columns=data["values"], digits=1,
+            matrix=[[(at.get((m, v)) or {}).get("deviation") for v in data["values"]] for m in rows],
+            counts=[[(at.get((m, v)) or {}).get("n") for v in data["values"]] for m in rows],
+            value_title=f"points vs overall CACS@{k}",
+            row_title="model (overall CACS)", column_title=data["words"])
+    return out
 
 
 # --- the declarations -----------------------------------------------------------------------

@@ -143,6 +143,57 @@ _TERMS = [
     ("from", "Fitted on", "The source whose decisions the calibration was fitted to.", "judges"),
     ("n_calibration", "Calibration items", "Items of the seeded calibration split, used to fit the mapping.", "judges"),
     ("n_holdout", "Held-out items", "Items kept out of fitting, on which before/after are measured.", "judges"),
+    # the figure pages: stability, pairwise agreement, cross-grader, verbosity, strata
+    ('annotator', 'Annotator',
+     'One annotator of the cohort.', 'counts'),
+    ('tag', 'Tag',
+     "A tag of the rubric's criteria.", 'counts'),
+    ('theme', 'Theme',
+     "The part of a tag before its first colon; its figures are the n-weighted means of its tags'.", 'counts'),
+    ('who', 'Who',
+     "The cohort's annotators (their mean, weighted by pairs) or the grader.", 'agreement'),
+    ('mu', 'Mean over samples (μ)',
+     "Per sample, the judge's mean value over the cell's responses; μ is the mean of those per-sample means over "
+     "the judge's samples, in the rubric's own scale.", 'judges'),
+    ('sigma', 'Spread over samples (σ)',
+     "The standard deviation (ddof = 1) of the per-sample means over the judge's samples; none with a single sample.", 'judges'),
+    ('n_samples', 'Samples',
+     "How many of the judge's samples gave the cell a value.", 'judges'),
+    ('mean_sd', 'Mean spread per item',
+     "The mean over items of the standard deviation (ddof = 1) of the item's value over the judge's samples; binary "
+     "0/1 and ordinal points are never averaged together.", 'judges'),
+    ('annotator_mf1', "Annotator's MF1",
+     "MF1 of this annotator's labels against every other annotator's labels on the same items, all pairs pooled.", 'agreement'),
+    ('n_pairs', 'Pairs',
+     "Label pairs (this annotator's label and another annotator's on the same item) behind the figure.", 'agreement'),
+    ('included', 'In the mean',
+     'Whether the annotator counts in the weighted mean: more pairs than the minimum and an MF1 that is defined.', 'agreement'),
+    ('weighted_mean_mf1', "Annotators' mean MF1",
+     "The mean of the included annotators' MF1, each weighted by its pairs.", 'agreement'),
+    ('grader_mf1', "Grader's MF1",
+     "MF1 of the grader's decision against every individual annotator label of the same items.", 'agreement'),
+    ('grader_n', "Grader's pairs",
+     "Annotator labels the grader's decisions were compared with.", 'agreement'),
+    ('percentile', "Grader's percentile",
+     "Percent of the included annotators whose MF1 is below the grader's (a tie counts half).", 'agreement'),
+    ('a_pct', 'Positive rate under A (%)',
+     "Percent of the model's paired binary decisions that source A marks met.", 'agreement'),
+    ('b_pct', 'Positive rate under B (%)',
+     "Percent of the model's paired binary decisions that source B marks met.", 'agreement'),
+    ('n_pairs_model', 'Paired decisions',
+     "Binary decisions both sources made on this model's responses.", 'agreement'),
+    ('partial', 'Partial r (model and case held fixed)',
+     'Correlation of length with the score after each is regressed on model and case indicators: does a longer '
+     'answer score higher within the same model and case?', 'scores'),
+    ('stratum', 'Stratum',
+     "A value of the cases' metadata (or the group it belongs to, as the project's settings group them).", 'coverage'),
+    ('model_cacs', "Model's overall CACS@k (%)",
+     "The model's CACS@k over all its responses.", 'coverage'),
+    ('cacs_deviation', 'Difference (points)',
+     "The model's CACS@k in the stratum minus its overall CACS@k, in percentage points: above 0, the model does "
+     "better on these cases than overall.", 'coverage'),
+    ('length_chars', 'Length (characters)',
+     "The response's length in characters.", 'scores'),
     # counts
     ("n", "n", "How many items the figure rests on.", "counts"),
     ("n_decisions", "Decisions", "Paired (response, criterion) decisions the figure rests on.", "counts"),
@@ -188,6 +239,21 @@ def term_for(column: str) -> Term | None:
                     f"{match['base']}: the mean over the samples, with the standard deviation between samples.",
                     "judges")
     return None
+
+
+def worded_table(columns: list[str], rows: list[list], *, words: dict[str, str] | None = None) -> dict:
+    """A report table whose headers this table words itself (``words``: a column's words in this
+    table only, e.g. "CACS@3 in the stratum (%)"), each with its term's definition; the CSV keeps
+    ``columns``. Tables without ``headers`` are worded from the glossary when shown."""
+    from .inputs import report_table
+
+    table = report_table(columns, rows)
+    headers = []
+    for column in columns:
+        term = term_for(column)
+        headers.append([(words or {}).get(column) or (term.words if term else column), term.definition if term else ""])
+    table["headers"] = headers
+    return table
 
 
 def glossary() -> list[tuple[str, list[Term]]]:

@@ -11,9 +11,12 @@ from rest_framework import serializers
 from annotation.vocabulary import MET, NOT_MET
 from grading import metrics
 from grading.selectors import expert_label_rows
+from grading.sources import project_sources, source_parse
 
-from .inputs import ReportInputs, as_number, interval_pair
-from .registry import Params, Report, SourceField, choice, register
+from . import charts
+from .glossary import worded_table
+from .inputs import ReportInputs, as_number, interval_pair, interval_text
+from .registry import Flag, Page, Params, Report, SourceField, choice, register
 
 
 def _labels(inputs: ReportInputs, cohort) -> pd.DataFrame:
@@ -104,8 +107,112 @@ def pairwise_output(result: dict, params: dict) -> dict:
     return {key: result[key] for key in keys}
 
 
+# --- the page -------------------------------------------------------------------------------
+
+def _included(figures: dict, min_n: int) -> bool:
+    return metrics.annotator_included(figures, min_n=min_n)
+
+
+def pairwise_page(*, project, source: str | None = None, grader: str | None = None, min_n: int = 50,
+                  ci: bool = False) -> dict:
+    """The page: each annotator's MF1 against the others, their n-weighted mean and a grader's MF1
+    and percentile among them, pooled and per theme and tag. Defaults: the first cohort, graded by
+    the first judge (``grader="none"``: no grader)."""
+    sources = project_sources(project=project)
+    cohorts = [c.spec for c in sources["cohorts"]]
+    if not cohorts:
+        return {"empty": "no_cohort", "cohorts": [], "tables": {}}
+    source = source or cohorts[0]
+    if grader == "none":
+        grader = None
+    else:
+        grader = grader or next((j.spec for j in sources["judges"]), None)
+    result = PAIRWISE_AGREEMENT.run(
+        project=project, source=source_parse(text=source, project=project),
+        grader=source_parse(text=grader, project=project) if grader else None, by="tag", min_n=min_n, ci=ci)
+    annotators = result["annotators"]
+    g = result.get("grader")
+    summary = [["annotators", result["weighted_mean_mf1"], sum(f["n"] for f in annotators.values() if _included(f, min_n)),
+                *([interval_text(result.get("weighted_mean_mf1_ci"))] if ci else []), None]]
+    if g is not None:
+        summary.append([f"grader {grader}", g["mf1"], g["n"], *([interval_text(g.get("mf1_ci"))] if ci else []),
+                        g["percentile"]])
+    tags = []
+    for tag, figures in result["by_tag"].items():
+        tg = figures.get("grader") or {}
+        tags.append([tag, figures["weighted_mean_mf1"], sum(1 for f in figures["annotators"].values() if _included(f, min_n)),
+                     *([interval_text(figures.get("weighted_mean_mf1_ci"))] if ci else []),
+                     tg.get("mf1"), tg.get("n"), tg.get("percentile")])
+    return {
+        "source": source, "grader": grader, "cohorts": cohorts, "min_n": min_n, "ci": ci,
+        "annotators": annotators, "weighted_mean_mf1": result["weighted_mean_mf1"], "grader_figures": g,
+        "by_theme": result["by_theme"],
+        "n_included": sum(1 for f in annotators.values() if _included(f, min_n)),
+        "tables": {
+            "annotators": worded_table(
+                ["annotator", "n_pairs", "annotator_mf1", "included"],
+                [[name, f["n"], f["mf1"], "yes" if _included(f, min_n) else "no"] for name, f in annotators.items()]),
+            "summary": worded_table(
+                ["who", "mf1", "n_pairs", *(["mf1 95% CI"] if ci else []), "percentile"], summary),
+            "by_theme": worded_table(
+                ["theme", "weighted_mean_mf1", "grader_mf1"],
+                [[name, t["weighted_mean_mf1"], t["grader_mf1"]] for name, t in result["by_theme"].items()]),
+            "by_tag": worded_table(
+                ["tag", "weighted_mean_mf1", "included", *(["weighted_mean_mf1 95% CI"] if ci else []),
+                 "grader_mf1", "grader_n", "percentile"], tags, words={"included": "Annotators in the mean"}),
+        },
+    }
+
+
+def pairwise_charts(result: dict, project) -> dict:
+    """Each annotator's MF1 with the grader's as the line, and per theme the annotators' mean MF1
+    beside the grader's."""
+    annotators = result.get("annotators") or {}
+    if not annotators:
+        return {}
+    g = result.get("grader_figures")
+    names = list(annotators)
+    labels = [name if _included(annotators[name], result["min_n"]) else f"{name} (left out: {annotators[name]['n']} pairs)"
+              for name in names]
+    n = sum(f["n"] for f in annotators.values())
+    out = {"annotators": charts.bar_chart(
+        title=f"Each annotator's MF1 against the other annotators of {result['source']} (n = {n:,} pairs)"
+              + (f", with the grader {result['grader']}" if g else ""),
+        labels=labels, series=[("annotator's MF1", [annotators[a]["mf1"] for a in names])],
+        n=[annotators[a]["n"] for a in names],
+        reference=(f"grader {result['grader']}", g["mf1"]) if g and g["mf1"] is not None else None,
+        value_title="MF1 (macro F1 of met / not met)", label_title="annotator")}
+    themes = result.get("by_theme") or {}
+    if themes:
+        series = [("annotators' mean MF1", [t["weighted_mean_mf1"] for t in themes.values()])]
+        if g:
+            series.append((f"grader {result['grader']}", [t["grader_mf1"] for t in themes.values()]))
+        out["themes"] = charts.bar_chart(
+            title=f"MF1 per theme of the criteria's tags, {result['source']}", labels=list(themes), series=series,
+            value_title="MF1 (macro F1 of met / not met)", label_title="theme")
+    return out
+
+
+class GraderField(SourceField):
+    """A grader's source, or "none" for no grader (the page's default is the first judge)."""
+
+    def to_internal_value(self, data):
+        return "none" if str(data).strip().lower() == "none" else super().to_internal_value(data)
+
+
+class PairwisePageParams(Params):
+    source = SourceField(spec=True, required=False, allow_null=True, default=None, help_text="cohort:NAME")
+    grader = GraderField(spec=True, required=False, allow_null=True, default=None,
+                         help_text="a source placed among the annotators, or none (default: the first judge)")
+    min_n = serializers.IntegerField(default=50, min_value=0, error_messages={
+        "min_value": "the minimum of pairs must be 0 or more", "invalid": "the minimum of pairs must be a whole number"})
+    ci = Flag()
+
+
 PAIRWISE_AGREEMENT = register(Report(
     key="pairwise_agreement", title="Pairwise rater agreement",
     help="Each annotator against every other (pairs pooled), and a grader's percentile among them.",
     params=PairwiseParams, compute=pairwise_compute, output=pairwise_output,
+    page=Page(key="pairwise", params=PairwisePageParams, build=pairwise_page, template="grading/reports/pairwise.html",
+              charts=pairwise_charts, title="Pairwise agreement", position=91),
 ))

@@ -12,10 +12,13 @@ import pandas as pd
 
 from grading import metrics
 from grading.selectors import judge_sample_outputs
+from grading.sources import project_sources, source_parse
 
 from ..models import Judge
-from .inputs import ReportInputs, as_number, interval_pair
-from .registry import Params, Report, SourceField, register
+from . import charts
+from .glossary import worded_table
+from .inputs import ReportInputs, as_number, interval_pair, interval_text
+from .registry import Flag, Page, Params, Report, SourceField, register
 from .scores import decision_values
 
 KINDS = ("binary", "ordinal", "nominal")
@@ -102,9 +105,82 @@ class StabilityParams(Params):
     judge = JudgeNameField(help_text="the judge's name (not a panel)")
 
 
+# --- the page -------------------------------------------------------------------------------
+
+def stability_judges(*, project) -> list[Judge]:
+    """The judges whose samples can be compared (panels vote over members and have none), most
+    samples first, then by name."""
+    judges = [s.obj for s in project_sources(project=project)["judges"] if not s.obj.kind.votes_over_members]
+    return sorted(judges, key=lambda j: (-j.samples, j.name))
+
+
+def stability_page(*, project, judge: str | None = None, ci: bool = False) -> dict:
+    """The page: μ ± σ per (target, criterion) and the mean spread per criterion kind of one judge
+    (by default the one with the most samples); an empty state when the project has no judge."""
+    names = [j.name for j in stability_judges(project=project)]
+    if not names:
+        return {"empty": "no_judge", "judges": [], "tables": {}}
+    spec = judge or f"judge:{names[0]}"
+    result = STABILITY.run(project=project, judge=source_parse(text=spec, project=project), ci=ci)
+    kinds = result["by_kind"]
+    cells = result["cells"]
+    return {
+        "judge": result["judge"], "judges": names, "samples": result["samples"], "samples_seen": result["samples_seen"],
+        "ci": ci, "by_kind": kinds, "cells": cells,
+        "tables": {
+            "by_kind": worded_table(
+                ["kind", "n_items", "n_items_with_sd", "mean_sd", *(["mean_sd 95% CI"] if ci else [])],
+                [[kind, f["n_items"], f["n_items_with_sd"], f["mean_sd"], *([interval_text(f.get("mean_sd_ci"))] if ci else [])]
+                 for kind, f in kinds.items()]),
+            "cells": worded_table(
+                ["target", "criterion", "kind", "mu", "sigma", "n_samples", "n_items", *(["mu 95% CI"] if ci else [])],
+                [[c["target"], c["criterion"], c["kind"], c["mu"], c["sigma"], c["n_samples"], c["n_items"],
+                  *([interval_text(c.get("mu_ci"))] if ci else [])] for c in cells]),
+        },
+    }
+
+
+def stability_charts(result: dict, project) -> dict:
+    """The mean spread per criterion kind, and per kind a heatmap of μ ± σ (criteria × target models,
+    n items in each cell's tooltip): binary 0/1 and ordinal points each on their own colour scale."""
+    kinds = result.get("by_kind") or {}
+    if not kinds:
+        return {}
+    names = list(kinds)
+    spreads = [kinds[k]["mean_sd"] for k in names]
+    out = {"spread": charts.bar_chart(
+        title=f"Mean spread per item over {result['samples_seen']} samples of judge {result['judge']}, by criterion kind",
+        labels=names, series=[("mean spread per item", spreads)], n=[kinds[k]["n_items_with_sd"] for k in names],
+        max_value=max([1.0, *[v for v in spreads if v is not None]]), value_title="standard deviation over samples",
+        label_title="criterion kind")}
+    for kind in names:
+        cells = [c for c in result["cells"] if c["kind"] == kind]
+        criteria = list(dict.fromkeys(c["criterion"] for c in cells))
+        targets = sorted({c["target"] for c in cells})
+        at = {(c["criterion"], c["target"]): c for c in cells}
+
+        def grid(field, at=at, criteria=criteria, targets=targets):
+            return [[(at.get((r, t)) or {}).get(field) for t in targets] for r in criteria]
+
+        n = sum(c["n_items"] for c in cells)
+        out[f"cells_{kind}"] = charts.heatmap(
+            title=f"μ ± σ per criterion and target model, {kind} criteria (n = {n:,} items)",
+            rows=criteria, columns=targets, matrix=grid("mu"), spread=grid("sigma"), counts=grid("n_items"),
+            diverging=False, value_title="μ (mean over samples)", row_title="criterion", column_title="target model")
+    return out
+
+
+class StabilityPageParams(Params):
+    judge = JudgeNameField(spec=True, required=False, allow_null=True, default=None,
+                           help_text="the judge's name (default: the judge with the most samples)")
+    ci = Flag()
+
+
 STABILITY = register(Report(
     key="stability", title="Monte Carlo stability",
     help="Monte Carlo stability of one judge: μ ± σ per (target, criterion), mean σ per criterion kind.",
     params=StabilityParams,
     compute=lambda *, inputs, judge, ci=False: stability_compute(inputs=inputs, judge=judge.obj, ci=ci),
+    page=Page(params=StabilityPageParams, build=stability_page, template="grading/reports/stability.html",
+              charts=stability_charts, title="Stability", position=94),
 ))

@@ -34,7 +34,8 @@ def project_fingerprint(*, project: Project) -> str:
     )
     parts = [
         project.pk, project.created_at,
-        list(Project.objects.filter(pk=project.pk).values_list("coverage_k", "low_agreement_threshold", "data_changed_at")),
+        list(Project.objects.filter(pk=project.pk).values_list("coverage_k", "low_agreement_threshold", "data_changed_at",
+                                                                  "stratum_groups")),
         Label.objects.filter(project=project).aggregate(m=Max("id"))["m"],
         LabelHistory.objects.filter(project=project).aggregate(m=Max("id"))["m"],
         Judgment.objects.filter(judge_id__in=[j[0] for j in judges]).aggregate(m=Max("id"))["m"] if judges else None,

@@ -116,16 +116,15 @@ def source_options(project, selected="", fallback="", blank=None):
 
 def _most_binary_criteria(project) -> int:
     """The most binary criteria any case of ``project`` is graded on (its project-wide ones and its
-    own), the largest threshold k that can mean anything; 0 for a project without cases."""
-    from django.db.models import Count, Q
+    own), the largest threshold k that can mean anything (one query)."""
+    from django.db.models import Count
 
-    from annotation.models import Case, Criterion
+    from annotation.models import Criterion
 
-    shared = Criterion.objects.filter(project=project, case__isnull=True, kind=Criterion.BINARY).count()
-    own = (Case.objects.filter(project=project)
-           .annotate(n=Count("criteria", filter=Q(criteria__kind=Criterion.BINARY))).order_by("-n")
-           .values_list("n", flat=True).first())
-    return shared + (own or 0) if own is not None else 0
+    per_case = dict(Criterion.objects.filter(project=project, kind=Criterion.BINARY).order_by()
+                    .values_list("case_id").annotate(n=Count("id")).values_list("case_id", "n"))
+    shared = per_case.pop(None, 0)
+    return shared + max(per_case.values(), default=0)
 
 
 @register.simple_tag(takes_context=True)

@@ -158,3 +158,21 @@ def test_threshold_sensitivity_worked_by_hand():
     assert cacs2.spearman_rho == pytest.approx((9.5 / 10) ** 0.5)
     assert cacs2.top3_overlap == pytest.approx(1.0)
     assert cacs2.n_models == 5
+
+
+def test_coverage_terms_per_response_by_hand():
+    from grading.metrics import coverage_terms
+
+    # k = 3: (s, N) = (3, 5) -> accuracy 0.6, passed, CACS (3 - 2) / (5 - 2) = 1/3; (5, 5) -> 1, 1, 1;
+    # (1, 5) -> 0.2, not passed, 0; (2, 4) -> 0.5, not passed, 0; (4, 4) -> 1, passed, (4 - 2) / (4 - 2) = 1
+    terms = coverage_terms(_responses(), k=3)
+    assert terms["accuracy"].tolist() == pytest.approx([0.6, 1.0, 0.2, 0.5, 1.0])
+    assert terms["passed"].tolist() == [1.0, 1.0, 0.0, 0.0, 1.0]
+    assert terms["cacs"].tolist() == pytest.approx([1 / 3, 1.0, 0.0, 0.0, 1.0])
+    # their means are coverage()'s figures, in percent
+    assert 100 * terms["cacs"].mean() == pytest.approx(coverage(_responses(), k=3).cacs_at_k_pct)
+    # N < k: CACS 0, never a division by a negative room
+    short = pd.DataFrame({"hits": [2], "n_criteria": [2]})
+    assert coverage_terms(short, k=4)["cacs"].tolist() == [0.0]
+    with pytest.raises(MetricError):
+        coverage_terms(_responses(), k=-1)

@@ -83,3 +83,11 @@ def test_monte_carlo_stability_worked_by_hand():
     assert (j1.n_items, j1.n_items_with_sd) == (3, 2)
     assert j1.mean_sd == pytest.approx(math.sqrt(1 / 3) / 2)
     assert result.per_judge["J2"].mean_sd == pytest.approx(math.sqrt(0.02))
+
+
+def test_an_annotator_counts_in_the_pairwise_mean_with_more_pairs_than_the_minimum():
+    from grading.metrics import annotator_included
+
+    assert annotator_included({"mf1": 0.5, "n": 51}, min_n=50)
+    assert not annotator_included({"mf1": 0.5, "n": 50}, min_n=50)  # more than the minimum, not as many
+    assert not annotator_included({"mf1": None, "n": 80}, min_n=50)  # an undefined MF1 never counts
