@@ -210,6 +210,7 @@ MATRIX: list[Url] = [
     Url("home", nothing, "signed-in", variants=("own",)),
     Url("next-item", nothing, "signed-in", get=302, variants=("own",)),
     Url("my-items", nothing, "signed-in", variants=("own",)),
+    Url("metrics-help", nothing, "signed-in", variants=("own",)),  # the help page: what the figures mean
     Url("api-assignments", nothing, "signed-in", variants=("own",)),
     # cohort members' URLs: an annotator's assignment, a checker's review (no role reaches them)
     Url("label-page", lambda h, t: {"assignment_id": t.open_assignment}, "cohort"),

@@ -8,8 +8,9 @@ retried into a different answer. Decisions are checked with ``annotation.decisio
 judge is held to exactly the rules a human label is.
 
 Evidence check: a quote is valid when, after whitespace normalization, it is a substring of
-the response. With fewer valid quotes than required, a binary decision is capped at not_met
-and an ordinal one at the option just below the top, and the judgment is flagged.
+the response. With fewer valid quotes than required, a binary met is capped at not_met and an
+ordinal top option at the option just below the top, and the judgment is flagged; an answer the
+cap does not change (already not met, already below the top) is not flagged.
 """
 import json
 import re
@@ -115,13 +116,16 @@ def evidence_valid_quotes(*, quotes: list[str], response_text: str) -> list[str]
 
 
 def evidence_apply(*, outcome: Outcome, response_text: str, min_quotes: int, kind: str, options: list[dict]) -> Outcome:
-    """Cap a valid decision that lacks the required evidence and flag it."""
+    """Cap a valid decision that lacks the required evidence and flag it. Only an answer the cap
+    changes is flagged: a binary met becomes not met, an ordinal top option the one just below
+    it; an answer already not met or below the top (or a nominal one, which has no top) is left
+    as it is and unflagged, so ``evidence_capped`` counts the decisions the evidence rule changed."""
     if not outcome.valid or min_quotes <= 0 or outcome.verdict == CANNOT_ASSESS:
         return outcome
     if len(evidence_valid_quotes(quotes=outcome.evidence, response_text=response_text)) >= min_quotes:
         return outcome
-    fields = {**outcome.__dict__, "evidence_capped": True}
-    if kind == "binary":
+    fields = dict(outcome.__dict__)
+    if kind == "binary" and outcome.verdict == MET:
         fields["verdict"] = NOT_MET
     elif kind == "ordinal":
         scored = sorted((o for o in options if not o.get("na")), key=lambda o: float(o["value"]))
@@ -129,4 +133,6 @@ def evidence_apply(*, outcome: Outcome, response_text: str, min_quotes: int, kin
         if len(scored) >= 2 and chosen is not None and float(chosen["value"]) >= float(scored[-1]["value"]):
             below = [o for o in scored if float(o["value"]) < float(scored[-1]["value"])][-1]
             fields["option_label"], fields["value"] = below["label"], float(below["value"])
-    return Outcome(**fields)
+    if (fields["verdict"], fields["option_label"], fields["value"]) == (outcome.verdict, outcome.option_label, outcome.value):
+        return outcome
+    return Outcome(**{**fields, "evidence_capped": True})

@@ -6,7 +6,12 @@ A run's scope is ``{"cases": [case ids], "models": [model names], "criteria": [c
 "responses": [response ids]}`` (external ids; each key optional; empty = whole project). A
 response is judged on the criteria of its case's rubric version. Few-shot examples carry the
 cohort decisions of ``grading.selectors.cohort_frame`` (the one cohort rule; ties teach nothing
-and are left out).
+and are left out), from the cases of the judge's few-shot split only. A criterion of a
+case-specific rubric exists in one case, so outside the split it has no labelled answers of its
+own: its examples are the decisions on the criteria of other cases that share one of its tags
+and its kind and options (``fewshot_related``), each example shown with its own rubric item. A
+run whose case-specific criteria would get no example that way is refused before any call is made
+(``fewshot_refusal``), rather than paying for calls without the examples the judge was set up with.
 """
 import random
 from collections import defaultdict
@@ -120,11 +125,16 @@ class PromptBuilder:
             if reference and "$reference_answer" in template.binary_user + template.option_user:
                 self.references[pk] = reference
         self.compiled = None
+        self.related: dict[int, list[int]] = {}
+        self.criterion_texts: dict[int, str] = {}
         if settings.few_shot_k > 0 and settings.few_shot_cohort:
             from .fewshot import fewshot_split_cases  # lazy: the few-shot split brings pandas: loaded when a run is planned
 
             self.pool, self.pool_texts = fewshot_pool(project=judge.project, cohort_name=settings.few_shot_cohort,
                                                       cases=fewshot_split_cases(judge))
+            self.related = fewshot_related(project=judge.project)
+            self.criterion_texts = dict(Criterion.objects.filter(pk__in={c for cs in self.related.values() for c in cs})
+                                        .values_list("pk", "text"))
         else:
             self.pool, self.pool_texts = {}, {}
 
@@ -134,10 +144,15 @@ class PromptBuilder:
         return self.aliases.get(item.model, "Expert")
 
     def examples(self, item: Item) -> list[prompts.Example]:
+        """The criterion's own labelled answers from the split; for a criterion of a case-specific
+        rubric without any (its case is not in the split), those of its related criteria."""
         if not self.pool:
             return []
+        pool = [entry for entry in self.pool.get(item.criterion_pk, []) if entry[0] != item.response_pk]
+        if not pool and item.criterion_pk in self.related:
+            pool = [(*entry, c) for c in self.related[item.criterion_pk] for entry in self.pool.get(c, [])]
         return fewshot_examples(
-            pool=self.pool.get(item.criterion_pk, []), texts=self.pool_texts, exclude_response=item.response_pk,
+            pool=pool, texts=self.pool_texts, exclude_response=item.response_pk, criteria=self.criterion_texts,
             k=self.settings.few_shot_k, seed=f"{self.settings.few_shot_seed}:{item.criterion_pk}:{item.response_pk}",
         )
 
@@ -189,14 +204,63 @@ def fewshot_pool(*, project, cohort_name: str, cases=None) -> tuple[dict[int, li
     return dict(pool), texts
 
 
+def fewshot_related(*, project) -> dict[int, list[int]]:
+    """For each criterion of a case-specific rubric, the criteria of other cases it may borrow
+    few-shot examples from: those sharing one of its tags, of its kind and, for options, with the
+    same options (labels and values), so an example's grade reads the same. Criteria without a
+    related one are left out."""
+    rows = list(Criterion.objects.filter(project=project, case__isnull=False).values_list("pk", "case_id", "tags", "kind",
+                                                                                          "options"))
+    by_tag: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    for pk, case_pk, tags, kind, options in rows:
+        shape = (kind, tuple((str(o.get("label")), float(o.get("value", 0)), bool(o.get("na"))) for o in options or []))
+        for tag in set(tags or []):
+            by_tag[(tag, shape)].append((pk, case_pk))
+    related: dict[int, set[int]] = defaultdict(set)
+    for members in by_tag.values():
+        for pk, case_pk in members:
+            related[pk].update(other for other, other_case in members if other_case != case_pk)
+    return {pk: sorted(others) for pk, others in related.items() if others}
+
+
+def fewshot_refusal(*, judge, settings: JudgeSettings, scope: dict | None) -> str:
+    """Why a run of ``judge`` over ``scope`` would waste its few-shot calls, or "" when it would not:
+    a criterion of a case-specific rubric in scope whose case is outside the few-shot split, with no
+    criterion of a split case sharing one of its tags, kind and options, gets no example at all."""
+    if not (settings.few_shot_k > 0 and settings.few_shot_cohort):
+        return ""
+    from .fewshot import fewshot_split_cases  # lazy: the few-shot split brings numpy
+
+    split = fewshot_split_cases(judge)
+    responses, criteria = _scoped(project=judge.project, scope=scope)
+    cases = set(responses.values_list("case_id", flat=True).distinct())
+    needing = list(criteria.filter(case_id__in=cases - split).values_list("pk", "external_id", "case__external_id"))
+    if not needing:
+        return ""
+    related = fewshot_related(project=judge.project)
+    in_split = set(Criterion.objects.filter(project=judge.project, case_id__in=split).values_list("pk", flat=True))
+    lonely = [(ext, case) for pk, ext, case in needing if not set(related.get(pk, [])) & in_split]
+    if not lonely:
+        return ""
+    named = ", ".join(f"{ext} (case {case})" for ext, case in lonely[:5]) + (" …" if len(lonely) > 5 else "")
+    return (f"few-shot examples for {len(lonely)} criteri{'on' if len(lonely) == 1 else 'a'} of case-specific rubrics "
+            f"would be empty: {named}. Their cases are outside the few-shot split, and no criterion of a split case "
+            "shares a tag, the kind and the options with them, so every call on them would run without examples. "
+            "Tag related criteria alike, put cases with such criteria in the split (few_shot.split), narrow the run's "
+            "scope, or run without few-shot examples.")
+
+
 def fewshot_examples(*, pool: list[tuple], texts: dict[int, str], exclude_response: int,
-                     k: int, seed: str) -> list[prompts.Example]:
-    """k examples, balanced over the decisions present (round robin), seeded, never the judged response."""
+                     k: int, seed: str, criteria: dict[int, str] | None = None) -> list[prompts.Example]:
+    """k examples, balanced over the decisions present (round robin), seeded, never the judged response.
+    An entry is (response, verdict, option, value) or, borrowed from a related criterion, with that
+    criterion's pk last: its example then shows its own rubric item (``criteria``: texts by pk)."""
     rng = random.Random(seed)
     groups: dict[tuple, list] = defaultdict(list)
-    for r, verdict, option, value in pool:
+    for entry in pool:
+        r, verdict, option, value = entry[:4]
         if r != exclude_response:
-            groups[(verdict or "", option or "", -1.0 if value is None else value)].append((r, verdict, option, value))
+            groups[(verdict or "", option or "", -1.0 if value is None else value)].append(tuple(entry))
     ordered = []
     for decision in sorted(groups):
         members = sorted(groups[decision])
@@ -209,4 +273,6 @@ def fewshot_examples(*, pool: list[tuple], texts: dict[int, str], exclude_respon
             if members and len(chosen) < k:
                 chosen.append(members.pop())
     rng.shuffle(chosen)  # do not teach a position pattern
-    return [prompts.Example(response_text=texts.get(r, ""), verdict=v, option_label=o, value=x) for r, v, o, x in chosen]
+    return [prompts.Example(response_text=texts.get(entry[0], ""), verdict=entry[1], option_label=entry[2], value=entry[3],
+                            criterion_text=(criteria or {}).get(entry[4], "") if len(entry) > 4 else "")
+            for entry in chosen]

@@ -85,12 +85,14 @@ DEFAULT_TEMPLATE = TemplateText(
 
 @dataclass(frozen=True)
 class Example:
-    """One few-shot example: another response's text and a cohort's decision on the criterion."""
+    """One few-shot example: another response's text and a cohort's decision on the criterion, or
+    on a related criterion of another case (``criterion_text``: that rubric item, shown with it)."""
 
     response_text: str
     verdict: str | None = None
     option_label: str | None = None
     value: float | None = None  # an ordinal decision given as a value between the options
+    criterion_text: str = ""
 
 
 def model_aliases(models_in_order: list[str]) -> dict[str, str]:
@@ -120,7 +122,9 @@ def options_order(*, options: list[dict], shuffle: bool, seed: str) -> list[dict
 def examples_block(*, examples: list[Example], kind: str, max_chars: int = 1500) -> str:
     if not examples:
         return ""
-    parts = ["", "<examples>", "Graded examples of other answers to the same rubric item:"]
+    related = any(ex.criterion_text for ex in examples)
+    parts = ["", "<examples>", "Graded examples of other answers to related rubric items of other cases, each with its "
+             "own item:" if related else "Graded examples of other answers to the same rubric item:"]
     for i, ex in enumerate(examples, 1):
         text = ex.response_text if len(ex.response_text) <= max_chars else ex.response_text[:max_chars] + " [...]"
         if kind == "binary":
@@ -134,7 +138,8 @@ def examples_block(*, examples: list[Example], kind: str, max_chars: int = 1500)
             decision = f'"value": {ex.value:g} (between the options, on their scale)'
         else:
             decision = '"option": null (cannot be assessed)'
-        parts.append(f"Example {i}:\n<answer>\n{text}\n</answer>\nGrade: {{{decision}}}")
+        item = f"Rubric item: {ex.criterion_text}\n" if ex.criterion_text else ""
+        parts.append(f"Example {i}:\n{item}<answer>\n{text}\n</answer>\nGrade: {{{decision}}}")
     parts.append("</examples>")
     return "\n".join(parts) + "\n"
 

@@ -16,7 +16,7 @@ from ..models import Judge, JudgeRun, PromptTemplate
 from .backends import backend_for, backend_get
 from .dispatch import judge_run_dispatch
 from .endpoints import endpoint_problems
-from .plan import SCOPE_KEYS
+from .plan import SCOPE_KEYS, fewshot_refusal
 from .selectors import judge_run_resumable
 from .settings import RUBRIC_VARIANTS, SettingsError
 
@@ -202,10 +202,17 @@ def judge_variant(*, judge: Judge, variant: str) -> Judge:
 def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None, budget_usd=None) -> JudgeRun:
     """A queued run of ``judge`` over the project or a slice (not yet queued on Celery).
     ``budget_usd``: the run pauses once its cost reaches it (None: no cap)."""
-    if backend_for(judge).votes_over_members:
+    backend = backend_for(judge)
+    if backend.votes_over_members:
         raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run")
     judge_validate(judge=judge)
-    return JudgeRun.objects.create(judge=judge, scope=_scope_clean(scope), created_by=user, budget_usd=_budget_clean(budget_usd))
+    scope = _scope_clean(scope)
+    settings = backend.settings_parse(judge.settings)
+    if backend.executes_calls and not backend.compiled(settings):  # compiled calls show no examples
+        refusal = fewshot_refusal(judge=judge, settings=settings, scope=scope)
+        if refusal:
+            raise ValidationError(refusal)
+    return JudgeRun.objects.create(judge=judge, scope=scope, created_by=user, budget_usd=_budget_clean(budget_usd))
 
 
 @transaction.atomic

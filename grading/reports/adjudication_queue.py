@@ -211,5 +211,5 @@ def adjudication_queue_compute(*, inputs, threshold=None, all=False, **filters) 
 ADJUDICATION_QUEUE = register(Report(
     key="adjudication_queue", title="Adjudication queue", help="The adjudication queue of a project, in order.",
     params=AdjudicationQueueParams, compute=adjudication_queue_compute,
-    intervals=False, subset=False, counted=False, cached=False, action="adjudicate",
+    intervals=False, subset=False, counted=False, cached=False, action="adjudicate", cannot_assess="zero",
 ))

@@ -21,9 +21,9 @@ from grading import metrics, selectors
 from grading.sources import project_sources, source_parse
 
 from . import charts
-from .inputs import ReportInputs, as_number, interval_pair, report_table
+from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
 from .panels import panel_summary
-from .registry import Page, Params, Report, SourceField, StrategyField, register
+from .registry import Flag, Page, Params, Report, SourceField, StrategyField, register
 
 SUMMARY_KEYS = (
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
@@ -179,7 +179,7 @@ def ordinal_summary(merged: pd.DataFrame, *, criteria: pd.DataFrame) -> dict:
 
 
 def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci: bool = False) -> dict:
-    """The ``agreement`` result: ``summary`` (exactly the SPEC §5 keys) and, for the
+    """The ``agreement`` result: ``summary`` (the SPEC §5 keys and ``criteria_compared``) and, for the
     report page, ``detail`` (counts, strategy) and ``case_table`` (every (model, case))."""
     strategy = metrics.parse_strategy(strategy)
     merged, matched, unmatched = aligned_decisions(inputs=inputs, a=a, b=b)
@@ -210,13 +210,13 @@ def agreement_compute(*, inputs: ReportInputs, a, b, strategy: str = "zero", ci:
             "share_below_0_6": as_number(cases.share_below),
         },
         "ordinal": ordinal_summary(merged, criteria=inputs.for_source(a).criteria),
+        # only the criteria both sources decide are compared; ``left_out.criteria_not_decided`` says how many
+        # criteria each leaves undecided (a calibrated judge decides its one criterion, nothing else)
+        "criteria_compared": int(merged["criterion_id"].nunique()),
     }
     panel = panel_summary(inputs=inputs, source=b, ci=ci)
     if panel is not None:  # B is a panel: its members' agreement and votes (issue 14)
         summary["panel"] = panel
-    left_out = {s.spec: len(inputs.for_source(s).fewshot_cases(s)) for s in (a, b) if inputs.for_source(s).fewshot_cases(s)}
-    if left_out:  # the cases a judge's few-shot examples came from are not counted (issue 14)
-        summary["few_shot_excluded_cases"] = left_out
     if ci:  # intervals on request (issue 14): the mean case-level MF1, resampling cases
         groups = cases.per_group
         interval = metrics.case_bootstrap_mean_ci(groups["mf1"].to_numpy(dtype=float), groups["case"].to_numpy()) if len(groups) else None
@@ -277,8 +277,9 @@ COMPARISON_COLUMNS = ["a", "b", "kind", "n_decisions", "mf1", "f1_met", "f1_not_
                       "unmatched_responses", "case_n", "share_below"]
 
 
-def comparisons(project: Project, inputs: ReportInputs, strategy: str) -> list[dict]:
-    """Cohort vs cohort, each judge vs each cohort, and each judge vs gold."""
+def comparisons(project: Project, inputs: ReportInputs, strategy: str, ci: bool = False) -> list[dict]:
+    """Cohort vs cohort, each judge vs each cohort, and each judge vs gold; with ``ci``, each one's
+    mean case-level MF1 with its bootstrap 95% interval resampling cases (``case_mean``, ``case_mean_ci``)."""
     sources = project_sources(project=project)
     cohorts, judges = sources["cohorts"], sources["judges"]
     pairs = [(a, b, "human-human") for i, a in enumerate(cohorts) for b in cohorts[i + 1:]]
@@ -287,30 +288,39 @@ def comparisons(project: Project, inputs: ReportInputs, strategy: str) -> list[d
         pairs += [(sources["gold"][0], j, "judge-gold") for j in judges]
     rows = []
     for a, b, kind in pairs:
-        s = AGREEMENT.run(project=project, a=a, b=b, strategy=strategy, inputs=inputs)["summary"]
-        rows.append({"a": a.spec, "b": b.spec, "kind": kind, **{k: s[k] for k in (
+        s = AGREEMENT.run(project=project, a=a, b=b, strategy=strategy, inputs=inputs, ci=ci)["summary"]
+        row = {"a": a.spec, "b": b.spec, "kind": kind, **{k: s[k] for k in (
             "n_decisions", "mf1", "f1_met", "f1_not_met", "cohen_kappa", "krippendorff_alpha", "percent_agreement",
             "positive_rate_a", "positive_rate_b", "invalid_b", "matched_responses", "unmatched_responses")},
-            "case_n": s["case_level"]["n"], "share_below": s["case_level"]["share_below_0_6"]})
+            "case_n": s["case_level"]["n"], "share_below": s["case_level"]["share_below_0_6"]}
+        if ci:
+            row.update(case_mean=s["case_level"]["mean"], case_mean_ci=s["case_level"].get("mean_ci"))
+        rows.append(row)
     return rows
 
 
-def comparison_table(rows: list[dict]) -> dict:
-    return report_table(COMPARISON_COLUMNS, [[r[c] for c in COMPARISON_COLUMNS] for r in rows])
+def comparison_table(rows: list[dict], ci: bool = False) -> dict:
+    """The comparisons as a table; with ``ci``, the mean case-level MF1 and its 95% interval after them."""
+    columns = COMPARISON_COLUMNS + (["case_mean", "case_mean 95% CI"] if ci else [])
+    return report_table(columns, [[r[c] for c in COMPARISON_COLUMNS]
+                                  + ([r["case_mean"], interval_text(r["case_mean_ci"])] if ci else []) for r in rows])
 
 
-def agreement_page(*, project: Project, a: str | None = None, b: str | None = None, strategy: str = "zero") -> dict:
+def agreement_page(*, project: Project, a: str | None = None, b: str | None = None, strategy: str = "zero",
+                   ci: bool = False) -> dict:
+    """Every comparison and one in depth; with ``ci`` (the "95% intervals" toggle), each mean
+    case-level MF1 with its bootstrap 95% interval resampling cases, and a panel's mean agreement with its own."""
     inputs = ReportInputs(project)
-    compared = comparisons(project, inputs, strategy)
+    compared = comparisons(project, inputs, strategy, ci=ci)
     human = [r for r in compared if r["kind"] == "human-human"]
-    result = {"strategy": strategy, "comparisons": compared, "reference_mf1": human[0]["mf1"] if human else None,
-              "tables": {"comparisons": comparison_table(compared)}, "primary": None}
+    result = {"strategy": strategy, "ci": ci, "comparisons": compared, "reference_mf1": human[0]["mf1"] if human else None,
+              "tables": {"comparisons": comparison_table(compared, ci=ci)}, "primary": None}
     if a is None or b is None:
         if not compared:
             return result
         a, b = compared[0]["a"], compared[0]["b"]
     primary = AGREEMENT.run(project=project, a=source_parse(text=a, project=project),
-                            b=source_parse(text=b, project=project), strategy=strategy, inputs=inputs)
+                            b=source_parse(text=b, project=project), strategy=strategy, inputs=inputs, ci=ci)
     case_table = primary["case_table"]
     defined = [row for row in case_table["rows"] if row[-1] is not None]
     mf1 = np.array([row[-1] for row in defined], dtype=float)
@@ -319,12 +329,11 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
     tail = sorted((row for row in case_table["rows"] if row[-1] is not None and row[-1] < threshold),
                   key=lambda r: (r[-1], r[0], r[1]))
     by_model = primary["detail"]["by_model"]
-    ci = metrics.case_bootstrap_mean_ci(mf1, [row[1] for row in defined]) if mf1.size else None  # resampling cases
     result.update(
         primary={k: primary[k] for k in ("a", "b", "strategy", "threshold", "summary", "detail")},
         histogram={"counts": counts.tolist(), "edges": edges.tolist(), "n": int(mf1.size),
                    "n_undefined": primary["summary"]["case_level"]["n_undefined"],
-                   "mean_ci95": [ci.low, ci.high] if ci else None},
+                   "mean_ci95": primary["summary"]["case_level"].get("mean_ci")},
         tail=tail,
     )
     result["tables"].update(
@@ -386,14 +395,14 @@ class AgreementPageParams(Params):
     a = SourceField(spec=True, required=False, allow_null=True, default=None)
     b = SourceField(spec=True, required=False, allow_null=True, default=None)
     strategy = StrategyField(default="zero")
+    ci = Flag()
 
     def validate(self, attrs):  # one comparison in depth only when both sides are named
-        return attrs if attrs.get("a") and attrs.get("b") else {"strategy": attrs["strategy"]}
+        return attrs if attrs.get("a") and attrs.get("b") else {k: v for k, v in attrs.items() if k not in ("a", "b")}
 
 
 def agreement_output(result: dict, params: dict) -> dict:
-    return {**result["summary"], "cannot_assess_strategy": result["strategy"], "n_excluded_cases": result["n_excluded_cases"],
-            "n_draft_labels": result["n_draft_labels"]}
+    return result["summary"]  # with what every report states (``Report.printed``): the strategy, what was left out
 
 
 AGREEMENT = register(Report(

@@ -176,8 +176,42 @@ def _score_intervals(rows: pd.DataFrame, inputs: ReportInputs, names: list[str],
     return out
 
 
+def _judged_items(rows: pd.DataFrame, names: list[str]) -> dict[str, set]:
+    """The (response, criterion) items each judge scored among ``rows``."""
+    return {name: set(zip(rows.loc[rows["judge"] == name, "response"], rows.loc[rows["judge"] == name, "criterion_id"]))
+            for name in names}
+
+
+def _on_items(rows: pd.DataFrame, items: set) -> pd.DataFrame:
+    keys = pd.Series(list(zip(rows["response"], rows["criterion_id"])), index=rows.index, dtype=object)
+    return rows[keys.isin(items).to_numpy()] if len(rows) else rows
+
+
+def _item_coverage(items: dict[str, set], *, shared_items: bool) -> tuple[dict, list[str]]:
+    """How the judges' items compare: ``item_coverage`` of the output and the warning when the cells rest
+    on different items (a judge scored items another did not, so their cells are means over
+    different responses)."""
+    every = set().union(*items.values()) if items else set()
+    shared = set.intersection(*items.values()) if items else set()
+    summary = {"shared_items": shared_items, "same_items": all(found == every for found in items.values()),
+               "n_items_union": len(every), "n_items_shared": len(shared),
+               "n_items_by_judge": {name: len(found) for name, found in items.items()}}
+    if summary["same_items"]:
+        return summary, []
+    per_judge = ", ".join(f"{name} {len(found):,}" for name, found in items.items())
+    if shared_items:
+        return summary, [f"restricted to the {len(shared):,} items every judge scored (of {len(every):,} scored by any: "
+                         f"{per_judge}); each cell's n counts them"]
+    return summary, [f"the cells rest on different items: the judges scored {per_judge} of {len(every):,} items, "
+                     f"{len(shared):,} of them by every judge; each cell's n says how many it averages. Ask for shared "
+                     "items (--shared-items) to compare every judge on the same items"]
+
+
 def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale: str = "native", criterion: str = ALL,
-                 human: str = "mean", ci: bool = False) -> dict:
+                 human: str = "mean", shared_items: bool = False, ci: bool = False) -> dict:
+    """``shared_items``: only the (response, criterion) items every judge of the matrix scored, so
+    every cell of a target averages the same responses. A judge without a scored item on the chosen
+    criteria is left out of the matrix (``left_out_judges`` gives the reason), not a row of nulls."""
     if condition not in CONDITIONS:
         raise ValueError(f"unknown condition {condition!r}; use attributed or anonymized")
     if scale not in SCALES:
@@ -189,12 +223,14 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if not judges:
         raise LookupError(f"project {inputs.project.slug!r} has no {condition} judges")
     names = [j.name for j in judges]
-    judge_models = {j.name: j.model or j.name for j in judges}
     decided, sampled = [], []
     for judge in judges:
         source = Source(project=inputs.project, kind="judge", name=judge.name, obj=judge)
         decided.append(scored_rows(inputs=inputs, frame=inputs.decisions(source), scale=scale).assign(judge=judge.name))
         outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria)
+        split = inputs.fewshot_cases(source)
+        if split:  # μ and σ leave out the few-shot split as S does (``ReportInputs.decisions``)
+            outputs = outputs[~outputs["response_id"].map(inputs.responses["case_id"]).isin(split)]
         sampled.append(scored_rows(inputs=inputs, frame=outputs, scale=scale).assign(judge=judge.name))
     decided_rows, sample_rows = pd.concat(decided, ignore_index=True), pd.concat(sampled, ignore_index=True)
     present = pd.Index(pd.concat([decided_rows["criterion_id"], sample_rows["criterion_id"]]).unique())
@@ -204,6 +240,20 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     ids = selection.ids
     chosen = decided_rows[decided_rows["criterion_id"].isin(ids)]
     chosen_samples = sample_rows[sample_rows["criterion_id"].isin(ids)]
+    scored_any = set(decided_rows["judge"]) | set(sample_rows["judge"])
+    left_out = {name: ("has no judgments of model-authored responses" if name not in scored_any
+                       else "scored none of the chosen criteria")
+                for name in names if not ((chosen["judge"] == name).any() or (chosen_samples["judge"] == name).any())}
+    names = [name for name in names if name not in left_out]
+    judge_models = {j.name: j.model or j.name for j in judges if j.name in names}
+    items = _judged_items(pd.concat([chosen, chosen_samples], ignore_index=True), names)
+    coverage, item_warnings = _item_coverage(items, shared_items=shared_items)
+    if shared_items and not coverage["same_items"]:
+        shared = set.intersection(*items.values())
+        if not shared:
+            raise LookupError(f"no item is scored by every {condition} judge ({', '.join(names)}): there are no shared "
+                              "items to compare them on")
+        chosen, chosen_samples = _on_items(chosen, shared), _on_items(chosen_samples, shared)
     cells = _cells(chosen, chosen_samples, names, judge_models)
     out = {
         "judges": names,
@@ -214,7 +264,10 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         "range": selection.range,
         "criterion": criterion,
         "n_criteria": len(ids),
-        "warnings": selection.warnings + _few_judges(cells["n_judges"]),
+        "item_coverage": coverage,
+        "left_out_judges": left_out,
+        "warnings": selection.warnings + item_warnings + _few_judges(cells["n_judges"]) + [
+            f"{name} is left out: it {reason}" for name, reason in left_out.items()],
     }
     if ci:  # intervals on request (issue 14): each mean score S, resampling cases
         out["scores_ci"] = _score_intervals(chosen, inputs, names, out["targets"])
@@ -229,6 +282,10 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         }
     if reference is not None:
         human_rows, experts = _human(inputs.for_source(reference), reference, human=human, scale=scale, ids=ids)
+        if shared_items and not coverage["same_items"]:  # the human reference on the same items as the judges
+            shared = set.intersection(*items.values())
+            human_rows = _on_items(human_rows, shared)
+            experts = _on_items(experts, shared) if experts is not None else None
         targets = out["targets"]
         human_means = human_rows.groupby("target", sort=True)["score"].mean()
         scores = pd.DataFrame(out["scores"], index=names, columns=targets, dtype=float)
@@ -252,15 +309,24 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     return out
 
 
-def bias_attenuation(*, attributed: dict, anonymized: dict) -> dict:
-    """Self-bias attenuation 1 − |anonymized| / |attributed| per judge model present in both."""
-    by_model_att = {attributed["judge_models"][j]: v for j, v in attributed["self_bias"].items()}
-    by_model_anon = {anonymized["judge_models"][j]: v for j, v in anonymized["self_bias"].items()}
-    return {
-        model: as_number(metrics.self_bias_attenuation(attributed=v, anonymized=by_model_anon[model]))
-        for model, v in by_model_att.items()
-        if model in by_model_anon
-    }
+PAIRING_RULE = ("each attributed judge is paired with each anonymized judge of the same model: a model with two judges "
+                "in a condition has a row for each pairing, each naming its judges")
+
+
+def bias_attenuation(*, attributed: dict, anonymized: dict) -> list[dict]:
+    """Self-bias attenuation 1 − |anonymized| / |attributed| of every pairing of an attributed
+    judge with an anonymized judge of the same model (``PAIRING_RULE``): never one judge picked
+    silently where a model has two."""
+    rows = []
+    for judge_a, value_a in attributed["self_bias"].items():
+        model = attributed["judge_models"][judge_a]
+        for judge_b, value_b in anonymized["self_bias"].items():
+            if anonymized["judge_models"][judge_b] != model:
+                continue
+            rows.append({"judge_model": model, "attributed_judge": judge_a, "anonymized_judge": judge_b,
+                         "attributed": as_number(value_a), "anonymized": as_number(value_b),
+                         "attenuation": as_number(metrics.self_bias_attenuation(attributed=value_a, anonymized=value_b))})
+    return sorted(rows, key=lambda r: (r["judge_model"], r["attributed_judge"], r["anonymized_judge"]))
 
 
 # --- the page -------------------------------------------------------------------------------
@@ -306,7 +372,7 @@ def _bias_tables(condition: str, result: dict) -> dict:
 
 
 def bias_page(*, project: Project, reference: str | None = None, scale: str = "native", criterion: str = "all",
-              human: str = "mean", ci: bool = False) -> dict:
+              human: str = "mean", shared_items: bool = False, ci: bool = False) -> dict:
     inputs = ReportInputs(project)
     cohorts = project_sources(project=project)["cohorts"]
     reference = reference or (cohorts[0].spec if cohorts else None)
@@ -315,23 +381,22 @@ def bias_page(*, project: Project, reference: str | None = None, scale: str = "n
     for condition in ("attributed", "anonymized"):
         try:
             result = BIAS_MATRIX.run(project=project, condition=condition, reference=ref, inputs=inputs,
-                                     scale=scale, criterion=criterion, human=human, ci=ci)
+                                     scale=scale, criterion=criterion, human=human, shared_items=shared_items, ci=ci)
         except LookupError as exc:
             if "no criterion" in str(exc):
                 raise
             continue
         conditions[condition] = result
         tables.update(_bias_tables(condition, result))
-    attenuation = {}
+    attenuation = []
     if len(conditions) == 2:
         attenuation = bias_attenuation(attributed=conditions["attributed"], anonymized=conditions["anonymized"])
-        tables["attenuation"] = report_table(["judge_model", "attributed", "anonymized", "attenuation"], [
-            [m, *(next((v for j, v in conditions[c]["self_bias"].items() if conditions[c]["judge_models"][j] == m), None)
-                  for c in ("attributed", "anonymized")), v] for m, v in attenuation.items()])
+        columns = ["judge_model", "attributed_judge", "anonymized_judge", "attributed", "anonymized", "attenuation"]
+        tables["attenuation"] = report_table(columns, [[row[c] for c in columns] for row in attenuation])
     criteria = inputs.criteria
     project_wide = criteria[criteria["case_id"].isna()].sort_values("criterion_position")
-    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "tables": tables,
-            "scale": scale, "criterion": criterion, "human": human, "ci": ci,
+    return {"reference": reference, "conditions": conditions, "attenuation": attenuation, "pairing_rule": PAIRING_RULE,
+            "tables": tables, "scale": scale, "criterion": criterion, "human": human, "shared_items": shared_items, "ci": ci,
             "criteria": [str(c) for c in project_wide["criterion_external_id"].tolist()[:100]]}
 
 
@@ -373,6 +438,8 @@ class BiasParams(Params):
                    help_text="native (default): the rubric's own points; unit: every criterion rescaled to [0, 1]")
     human = choice(HUMAN_REFERENCES, what="human reference", default="mean",
                    help_text="a cohort reference's human score: the mean of its experts' values (default) or its decision")
+    shared_items = Flag(help_text="only the items every judge of the matrix scored, so every cell of a target averages "
+                                  "the same responses")
 
     def validate(self, attrs):
         reference = attrs.get("reference")
@@ -386,6 +453,7 @@ class BiasPageParams(Params):
     scale = choice(SCALES, what="scale", default="native")
     criterion = serializers.CharField(default=ALL, allow_blank=True)
     human = choice(HUMAN_REFERENCES, what="human reference", default="mean")
+    shared_items = Flag()
     ci = Flag()
 
     def validate(self, attrs):
@@ -393,7 +461,8 @@ class BiasPageParams(Params):
 
 
 KEYS = ("judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "n_draft_labels",
-        "scale", "range", "criterion", "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings")
+        "scale", "range", "criterion", "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "item_coverage",
+        "left_out_judges", "warnings")
 REFERENCE_KEYS = ("human_bias", "mean_human_bias", "human_scores", "human", "reference")
 
 
@@ -406,7 +475,7 @@ def bias_output(result: dict, params: dict) -> dict:
 BIAS_MATRIX = register(Report(
     key="bias_matrix", title="Bias",
     help="Consensus-deviation and human-LLM bias matrices of the judges of one condition.",
-    params=BiasParams, compute=bias_compute, output=bias_output,
+    params=BiasParams, compute=bias_compute, output=bias_output, cannot_assess="skip",
     page=Page(key="bias", params=BiasPageParams, build=bias_page, template="grading/reports/bias.html",
               charts=bias_charts, position=40),
 ))

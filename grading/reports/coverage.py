@@ -344,7 +344,7 @@ KEYS = ("k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cas
 COVERAGE = register(Report(
     key="coverage", title="Coverage",
     help="Coverage of the rubric by one source: rubric accuracy, Pass@k and CACS@k.",
-    params=CoverageParams, compute=coverage_compute, inputs_from="source",
+    params=CoverageParams, compute=coverage_compute, inputs_from="source", cannot_assess="zero",
     output=lambda result, params: {key: result[key] for key in KEYS},
     page=Page(params=CoveragePageParams, build=coverage_page, template="grading/reports/coverage.html",
               charts=coverage_charts, position=20),
@@ -358,5 +358,5 @@ class CalibrateKParams(Params):
 CALIBRATE_K = register(Report(
     key="calibrate_k", title="Coverage threshold k",
     help="Calibrate the coverage threshold k from human-authored responses.",
-    params=CalibrateKParams, compute=calibrate_k_compute, inputs_from="source",
+    params=CalibrateKParams, compute=calibrate_k_compute, inputs_from="source", cannot_assess="zero",
 ))

@@ -253,7 +253,7 @@ def cross_grader_output(result: dict, params: dict) -> dict:
 CROSS_GRADER = register(Report(
     key="cross_grader", title="Cross-grader robustness",
     help="Do two sources rank the models alike? Per-model positive rates compared.",
-    params=CrossGraderParams, compute=cross_grader_compute, output=cross_grader_output,
+    params=CrossGraderParams, compute=cross_grader_compute, output=cross_grader_output, cannot_assess="zero",
     page=Page(key="cross-grader", params=CrossGraderPageParams, build=cross_grader_page,
               template="grading/reports/cross_grader.html", charts=cross_grader_charts, title="Cross-grader", position=92),
 ))
@@ -268,7 +268,7 @@ class VerbosityParams(Params):
 VERBOSITY = register(Report(
     key="verbosity", title="Verbosity",
     help="Length against CACS@k contribution and rubric accuracy: Pearson, Spearman, partial (model, case).",
-    params=VerbosityParams, compute=verbosity_compute, inputs_from="source",
+    params=VerbosityParams, compute=verbosity_compute, inputs_from="source", cannot_assess="zero",
     output=lambda result, params: {key: result[key] for key in (
         "source", "k", "n", "cacs", "rubric_accuracy", "n_excluded_cases", "n_draft_labels")},
     page=Page(params=VerbosityPageParams, build=verbosity_page, template="grading/reports/verbosity.html",

@@ -170,6 +170,7 @@ HEALTHBENCH_SCORE = register(Report(
          "the clipped mean over examples with its bootstrap std (1,000 resamples, seeded), by example tag "
          "and by rubric tag (openai simple-evals).",
     params=HealthBenchParams, compute=healthbench_compute, output=healthbench_output, inputs_from="source",
+    cannot_assess="zero",
     page=Page(params=HealthBenchPageParams, build=healthbench_page, template="grading/reports/healthbench.html",
               charts=healthbench_charts, key="healthbench", title="HealthBench", position=90),
 ))

@@ -127,6 +127,33 @@ class ReportInputs:
         judges = selectors.panel_members(judge=source.obj) if source.obj.kind.votes_over_members else [source.obj]
         return frozenset().union(*(fewshot_split_cases(j) for j in judges))
 
+    def criteria_not_decided(self, source) -> int:
+        """How many criteria of the rubrics of the responses ``source`` decided it never decides: a
+        calibrated judge fitted for one criterion decides no other (``JudgeBackend.decides_own_criteria``),
+        a cohort may have left a criterion unlabelled. Those criteria are not compared, not counted as
+        invalid; reports say how many there are (``left_out``)."""
+        inputs = self.for_source(source)
+        frame = inputs.decisions(source)
+        if frame.empty:
+            return 0
+        versions = inputs.responses["rubric_version_id"].reindex(frame["response_id"].unique()).dropna().unique()
+        criteria = inputs.criteria
+        applicable = set(criteria.index[criteria["rubric_version_id"].isin(versions)])
+        return len(applicable - set(frame["criterion_id"]))
+
+    def left_out(self, sources=()) -> dict:
+        """What the figures of ``sources`` leave out, in every report's words (``registry``): draft
+        labels, cases excluded by quality control, each judge's few-shot split cases and the
+        criteria each source does not decide (sources without any are not listed)."""
+        def name(s) -> str:
+            return s.spec if s.project.pk == self.project.pk else f"{s.project.slug}:{s.spec}"
+
+        few_shot = {name(s): len(self.for_source(s).fewshot_cases(s)) for s in sources}
+        undecided = {name(s): self.criteria_not_decided(s) for s in sources}
+        return {"draft_labels": self.n_draft_labels, "excluded_cases": self.n_excluded_cases,
+                "few_shot_cases": {spec: n for spec, n in few_shot.items() if n},
+                "criteria_not_decided": {spec: n for spec, n in undecided.items() if n}}
+
     def annotated(self, source) -> pd.DataFrame:
         """Decisions of ``source`` joined with model, author kind, case and criterion kind/weight."""
         inputs = self.for_source(source)

@@ -212,7 +212,7 @@ class PairwisePageParams(Params):
 PAIRWISE_AGREEMENT = register(Report(
     key="pairwise_agreement", title="Pairwise rater agreement",
     help="Each annotator against every other (pairs pooled), and a grader's percentile among them.",
-    params=PairwiseParams, compute=pairwise_compute, output=pairwise_output,
+    params=PairwiseParams, compute=pairwise_compute, output=pairwise_output, cannot_assess="skip",
     page=Page(key="pairwise", params=PairwisePageParams, build=pairwise_page, template="grading/reports/pairwise.html",
               charts=pairwise_charts, title="Pairwise agreement", position=91),
 ))

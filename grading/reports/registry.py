@@ -29,6 +29,11 @@ from .cache import report_cached
 from .subset import subset_summary
 
 STRATEGIES = ("skip", "zero", "partial", "fail")
+# What a report that takes no strategy may declare it does with cannot assess: one of the strategies,
+# or "verdict" (it counts verdicts as they are, cannot assess being one of them).
+FIXED_STRATEGIES = (*STRATEGIES, "verdict")
+# What every report's result and printed JSON state, whatever its own output picks (``Report.run``).
+STATED = ("cannot_assess_strategy", "left_out", "n_excluded_cases", "n_draft_labels")
 # Modules of this package that declare no report (imported by discovery all the same, harmlessly).
 NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli", "glossary"}
 
@@ -140,8 +145,8 @@ class Page:
     """A report's page: ``/projects/SLUG/reports/KEY/`` with its htmx partial and CSV of every table.
 
     ``build(project=..., **params)`` returns plain data with ``tables`` (name → columns, rows);
-    it runs in a Celery task and is cached. ``params`` are the page's query parameters; a value
-    that is false, such as ``ci``, is left out so the default URL keeps one cache entry.
+    it runs in a Celery task and is cached. ``params`` are the page's query parameters; a switch
+    (``Flag``) that is off, such as ``ci``, is left out so the default URL keeps one cache entry.
     ``template`` defaults to the generic one, which shows every table; ``charts(result, project)``
     returns the page's SVG charts by name."""
     params: type[Params]
@@ -157,7 +162,9 @@ class Page:
 
     def parse(self, *, project, data) -> dict:
         params = params_parse(self.params, project=project, data=data, local_only=True)
-        return {name: value for name, value in params.items() if not (name == "ci" and not value)}
+        fields = self.params().fields
+        return {name: value for name, value in params.items()
+                if not (isinstance(fields.get(name), Flag) and value is False and fields[name].default is False)}
 
     def default_params(self, *, project=None) -> dict:
         """The parameters of the page's URL without a query."""
@@ -171,9 +178,15 @@ class Report:
     params)`` the JSON its command prints and its API endpoint answers (default: the result).
     ``inputs_from`` names the source parameter whose project the report reads (a source of another
     project); ``intervals`` says whether ``ci`` (bootstrap 95% intervals) applies; ``subset``
-    whether ``models`` / ``exclude_models`` do; ``counted`` whether the result says what quality
-    control and drafts left out; ``action`` is the project action a reader needs
-    (``annotation.access``). A report without ``compute`` is a page only."""
+    whether ``models`` / ``exclude_models`` do; ``counted`` whether the result says what was left
+    out (``left_out``: drafts, cases quality control excluded, few-shot split cases, criteria a
+    source does not decide); ``cannot_assess`` is the strategy a report without a ``strategy``
+    parameter always applies (``FIXED_STRATEGIES``); ``action`` is the project
+    action a reader needs (``annotation.access``). A report without ``compute`` is a page only.
+
+    Whatever the report, its result and its printed JSON (command and API) name the cannot-assess
+    strategy in use (``cannot_assess_strategy``) and, when counted, what was left out: added here,
+    once (``stated``), not by each report."""
     key: str
     title: str
     params: type[Params] = NoParams
@@ -185,8 +198,13 @@ class Report:
     subset: bool = True
     counted: bool = True
     cached: bool = True
+    cannot_assess: str = ""
     action: str = "view"
     page: Page | None = None
+
+    def strategy_in_use(self, params: dict) -> str:
+        """The cannot-assess strategy of a computation: its ``strategy`` parameter, else the report's own."""
+        return str(params.get("strategy") or self.cannot_assess)
 
     def parse(self, *, project, data: dict, local_only: bool = False) -> dict:
         return params_parse(self.params, project=project, data=data, local_only=local_only)
@@ -203,9 +221,12 @@ class Report:
 
         def compute() -> dict:
             result = self.compute(inputs=inputs, **params, **extra)
+            result = {**result, "cannot_assess_strategy": self.strategy_in_use(params)}
             if not self.counted:
                 return result
-            result = {**result, "n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
+            sources = [v for v in params.values() if isinstance(v, Source)]
+            result.update(n_excluded_cases=inputs.n_excluded_cases, n_draft_labels=inputs.n_draft_labels,
+                          left_out=inputs.left_out(sources))
             if inputs.subset is not None:
                 result["model_subset"] = subset_summary(inputs.subset, inputs.all_models)
             return result
@@ -225,7 +246,10 @@ class Report:
         return self.run(project=project, inputs=inputs, ci=ci, **params)
 
     def printed(self, result: dict, params: dict) -> dict:
-        return self.output(result, params) if self.output else result
+        """The JSON a command prints and the API answers: the report's output with what every
+        report states (``STATED``) from its result."""
+        out = self.output(result, params) if self.output else result
+        return {**out, **{key: result[key] for key in STATED if key in result}}
 
 
 _REPORTS: dict[str, Report] = {}
@@ -237,6 +261,11 @@ def register(report: Report) -> Report:
     """Add a report; a second one with the same key or page key is an error at import."""
     if report.key in _REPORTS and _REPORTS[report.key] is not report:
         raise ValueError(f"a report {report.key!r} is registered already")
+    if report.compute is not None:
+        takes_strategy = any(f.source == "strategy" or name == "strategy" for name, f in report.params().fields.items())
+        if takes_strategy == bool(report.cannot_assess) or (report.cannot_assess and report.cannot_assess not in FIXED_STRATEGIES):
+            raise ValueError(f"report {report.key!r}: name what it does with cannot assess (cannot_assess, one of "
+                             f"{', '.join(FIXED_STRATEGIES)}) unless it takes a strategy parameter, and only then")
     if report.page is not None:
         page_key = report.page.key or report.key
         taken = [r.key for r in _REPORTS.values() if r.page and (r.page.key or r.key) == page_key and r.key != report.key]

@@ -68,5 +68,5 @@ class ReliabilityParams(Params):
 RELIABILITY = register(Report(
     key="reliability", title="Reliability within a source",
     help="Krippendorff's alpha among the raters of a cohort, the samples of a judge or the members of a panel.",
-    params=ReliabilityParams, compute=reliability_compute,
+    params=ReliabilityParams, compute=reliability_compute, cannot_assess="skip",
 ))

@@ -270,7 +270,7 @@ class ReliabilityPageParams(Params):
 RELIABILITY_REPORT = register(Report(
     key="reliability_report", title="Reliability",
     help="Agreement of two sources per criterion, tag or model: binary and ordinal figures (scikit-learn, scipy).",
-    params=ReliabilityReportParams, compute=reliability_report_compute,
+    params=ReliabilityReportParams, compute=reliability_report_compute, cannot_assess="zero",
     output=lambda result, params: {key: result[key] for key in (
         "a", "b", "by", "pooled", "groups", "n_excluded_cases", "n_draft_labels")},
     page=Page(key="reliability", params=ReliabilityPageParams, build=reliability_page,

@@ -180,7 +180,12 @@ class ScoresPageParams(Params):
 
     def to_internal_value(self, data):
         # an empty number box is no number (the form sends every box, filled or not)
-        return super().to_internal_value({k: v for k, v in data.items() if not (k in PENALTY_PARTS and v == "")})
+        if any(data.get(name) == "" for name in PENALTY_PARTS):
+            data = data.copy()
+            for name in PENALTY_PARTS:
+                if data.get(name) == "":
+                    del data[name]
+        return super().to_internal_value(data)
 
     def validate(self, attrs):
         parts = [attrs.pop(name, None) for name in PENALTY_PARTS]
@@ -197,8 +202,7 @@ class ScoresPageParams(Params):
 
 
 def scores_output(result: dict, params: dict) -> dict:
-    return {"cannot_assess_strategy": result["strategy"], **{key: result[key] for key in (
-        "responses", "by_model", "n_excluded_cases", "n_draft_labels", "length_penalty") if key in result}}
+    return {key: result[key] for key in ("responses", "by_model", "length_penalty") if key in result}
 
 
 SCORES = register(Report(

@@ -179,7 +179,7 @@ class StabilityPageParams(Params):
 STABILITY = register(Report(
     key="stability", title="Monte Carlo stability",
     help="Monte Carlo stability of one judge: μ ± σ per (target, criterion), mean σ per criterion kind.",
-    params=StabilityParams,
+    params=StabilityParams, cannot_assess="skip",
     compute=lambda *, inputs, judge, ci=False: stability_compute(inputs=inputs, judge=judge.obj, ci=ci),
     page=Page(params=StabilityPageParams, build=stability_page, template="grading/reports/stability.html",
               charts=stability_charts, title="Stability", position=94),

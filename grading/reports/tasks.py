@@ -6,6 +6,7 @@ import logging
 from celery import shared_task
 
 from annotation.models import Project
+from grading.sources import project_sources
 
 from .cache import report_cached, report_key, report_store_failure
 from .inputs import ReportInputs
@@ -21,7 +22,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
-    """One page's result, with how many cases quality control left out of it; under the page's
+    """One page's result, with what was left out of it (cases quality control excluded, draft labels,
+    each judge's few-shot split cases); under the page's
     model subset (``params["subset"]``, see ``subset``) when it has one, and saying so."""
     build = page_get(page).page.build
     params = dict(params)
@@ -30,7 +32,10 @@ def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
     with model_subset(subset):
         result = build(project=project, **params)
         inputs = ReportInputs(project)
-        extra = {"n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels}
+        judges = project_sources(project=project)["judges"]
+        few_shot = {j.spec: len(inputs.fewshot_cases(j)) for j in judges}
+        extra = {"n_excluded_cases": inputs.n_excluded_cases, "n_draft_labels": inputs.n_draft_labels,
+                 "few_shot_cases": {spec: n for spec, n in few_shot.items() if n}}
         if subset is not None:
             extra["model_subset"] = subset_summary(subset, inputs.all_models)
     return {**result, **extra}

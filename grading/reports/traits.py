@@ -259,7 +259,7 @@ def trait_scores_output(result: dict, params: dict) -> dict:
 TRAIT_SCORES = register(Report(
     key="trait_scores", title="Traits",
     help="Trait scores (RULERS compiled rubrics) per response, and QWK per trait against a reference.",
-    params=TraitScoresParams, compute=trait_scores_compute, output=trait_scores_output,
+    params=TraitScoresParams, compute=trait_scores_compute, output=trait_scores_output, cannot_assess="skip",
     page=Page(key="traits", params=TraitsPageParams, build=traits_page, template="grading/reports/traits.html",
               charts=traits_charts, position=60),
 ))

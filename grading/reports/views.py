@@ -8,7 +8,7 @@ of the page as CSV.
 import time
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
@@ -63,7 +63,11 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
     error, result, params, failed, waited = None, None, {}, False, None
     try:
         # a multiple select sends a parameter once per choice: the page's parameters take them comma-separated
-        params = declared.parse(project=project, data={name: ",".join(values) for name, values in request.GET.lists()})
+        # (kept a QueryDict: DRF reads an empty form value of a field that may be null as "not given")
+        data = QueryDict(mutable=True)
+        for name, values in request.GET.lists():
+            data[name] = ",".join(values)
+        params = declared.parse(project=project, data=data)
         subset = subset_parse(",".join(request.GET.getlist("models")), ",".join(request.GET.getlist("exclude_models")))
         if subset is not None:  # every page: only some source models (issue 14)
             params["subset"] = subset.key()

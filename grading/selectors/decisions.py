@@ -205,10 +205,19 @@ def judge_hits(*, judge: Judge) -> pd.DataFrame | None:
     return fetch_frame(qs.order_by(), ["response_id", "hits"])
 
 
-def _with_missing(frame: pd.DataFrame, *, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
-    """Judges' decisions plus their missing outputs inside the responses each one judged."""
+def _with_missing(frame: pd.DataFrame, *, responses: pd.DataFrame, criteria: pd.DataFrame,
+                  scoped: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """Judges' decisions plus their missing outputs inside the responses each one judged. A judge
+    named in ``scoped`` decides only the criteria it has outputs for (a calibrated judge, fitted
+    for one criterion or one trait: ``JudgeBackend.decides_own_criteria``): its missing outputs are
+    looked for on those criteria only, never on the criteria it was not made to decide."""
     judged = frame[["judge", "response_id"]].drop_duplicates()
     expected = judged.merge(applicable_pairs(responses=responses, criteria=criteria), on="response_id")
+    if scoped:
+        own = frame.loc[frame["judge"].isin(scoped), ["judge", "criterion_id"]].drop_duplicates()
+        outside = expected["judge"].isin(scoped)
+        kept = expected[outside].merge(own, on=["judge", "criterion_id"])
+        expected = pd.concat([expected[~outside], kept], ignore_index=True)
     expected["kind"] = expected["criterion_id"].map(criteria["kind"])
     missing = missing_outputs(expected, frame, keys=["judge", *ITEM])
     return pd.concat([frame, missing], ignore_index=True) if len(missing) else frame
@@ -228,6 +237,8 @@ def judge_sample_outputs(*, judge: Judge, responses: pd.DataFrame, criteria: pd.
     votes = judge_outputs(rows)
     expected = votes[["response_id"]].drop_duplicates().merge(applicable_pairs(responses=responses, criteria=criteria),
                                                               on="response_id")
+    if judge.kind.decides_own_criteria:  # as its decisions (``_with_missing``): only the criteria it decides
+        expected = expected[expected["criterion_id"].isin(votes["criterion_id"].unique())]
     expected["kind"] = expected["criterion_id"].map(criteria["kind"])
     expected = expected.merge(pd.DataFrame({"sample": sorted(votes["sample"].unique())}), how="cross")
     missing = missing_outputs(expected, votes, keys=["sample", *ITEM])
@@ -255,7 +266,9 @@ def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.D
         rows = judgment_rows(judges=list(plain.values()), criteria=criteria, response_ids=response_ids)
     decided = None
     if rows is not None and len(rows):
-        decided = _with_missing(samples_decide(rows, keys=["judge", *ITEM]), responses=responses, criteria=criteria)
+        scoped = frozenset(name for name, j in plain.items() if j.kind.decides_own_criteria)
+        decided = _with_missing(samples_decide(rows, keys=["judge", *ITEM]), responses=responses, criteria=criteria,
+                                scoped=scoped)
         wanted = {j.name for j in judges if not j.kind.votes_over_members}
         parts.append(decided[decided["judge"].isin(wanted)])
     for panel in panels:

@@ -179,6 +179,40 @@ def param_field(context, project, name, field):
     return format_html("<label>{} {}</label>", label, control)
 
 
+CRITERION_MENU_LIMIT = 500  # more than this and the menu lists the criteria every case shares only
+
+
+def _criterion_menu(project) -> list[tuple[str, str]]:
+    """(id, text) of the project's criteria, shared ones first, in one query; only the shared ones
+    when there are more than ``CRITERION_MENU_LIMIT``."""
+    from django.db.models import F
+
+    from annotation.models import Criterion
+
+    rows = list(Criterion.objects.filter(project=project)
+                .order_by(F("case_id").asc(nulls_first=True), "position", "external_id")
+                .values_list("case_id", "external_id", "text")[:CRITERION_MENU_LIMIT + 1])
+    if len(rows) > CRITERION_MENU_LIMIT:
+        rows = [row for row in rows if row[0] is None]
+    seen, menu = set(), []
+    for _, external_id, text in rows:
+        if external_id not in seen:
+            seen.add(external_id)
+            menu.append((external_id, text))
+    return menu
+
+
+@register.simple_tag
+def criterion_options(project, first=None):
+    """The ``<option>``s of a criterion search box's list: each criterion's id with its text as the
+    label (typing either finds it); ``first``: a value listed before them (``all``). On a project
+    with more case-specific criteria than ``CRITERION_MENU_LIMIT`` only the shared ones are listed."""
+    menu = _once(project, "criteria", lambda: _criterion_menu(project))
+    head = format_html('<option value="{}" label="every criterion of one scale, pooled"></option>', first) if first else ""
+    return head + format_html_join("", '<option value="{}" label="{}"></option>',
+                                   ((cid, f"{cid}: {text[:120]}") for cid, text in menu))
+
+
 @register.simple_tag(takes_context=True)
 def model_options(context, project, name):
     """The ``<option>``s of the project's models for the multiple select ``name`` (the query's

@@ -48,7 +48,7 @@ def test_the_reliability_page_compares_two_sources_per_group(page, login, shift,
     assert text.splitlines()[0].startswith('"criterion","n","accuracy"') and "quality" in text  # every text cell quoted
     page.locator("input[name=ci]").check()  # the 95% intervals toggle: a column beside the mean difference
     page.get_by_role("button", name="Show").click()
-    expect(page.locator("#table-reliability thead")).to_contain_text("mean_difference 95% CI")
+    expect(page.locator("#table-reliability thead")).to_contain_text("Mean difference 95% interval")
     expect(page.get_by_role("checkbox", name="95% intervals")).to_be_checked()
 
 
@@ -89,7 +89,7 @@ def test_the_scores_page_applies_a_length_penalty(page, login, shift):
     assert float(after) == pytest.approx(max(0.0, float(before) - 0.5))
     page.locator("input[name=ci]").check()  # the 95% intervals toggle
     page.get_by_role("button", name="Show").click()
-    expect(page.locator("#table-by_model thead")).to_contain_text("mean_score 95% CI")
+    expect(page.locator("#table-by_model thead")).to_contain_text("Mean score 95% interval")
     expect(page.locator("#table-by_model tbody tr").first.locator("td").nth(3)).to_contain_text("–")
     page.goto("/projects/shift/reports/scores/?length_penalty=1,2")
     expect(page.locator("#report")).to_contain_text("--length-penalty is FREE,CAP,PENALTY")

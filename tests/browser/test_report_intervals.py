@@ -39,10 +39,10 @@ def projects(transactional_db, tmp_path):
 
 
 @pytest.mark.parametrize("path, query, table, column", [
-    ("/projects/cis/reports/judges/", "", "#table-positive_rates", "positive_rate 95% CI"),
-    ("/projects/cis/reports/bias/", "?condition=anonymized", "#table-anonymized_scores", "m1 95% CI"),
-    ("/projects/cis/reports/reliability/", "?a=cohort:solo&b=judge:k&by=model", "#table-reliability", "accuracy 95% CI"),
-    ("/projects/ruler/reports/traits/", "?source=judge:j&reference=cohort:docs", "#table-traits", "qwk 95% CI"),
+    ("/projects/cis/reports/judges/", "", "#table-positive_rates", "Met rate 95% interval"),
+    ("/projects/cis/reports/bias/", "?condition=anonymized", "#table-anonymized_scores", "m1 95% interval"),
+    ("/projects/cis/reports/reliability/", "?a=cohort:solo&b=judge:k&by=model", "#table-reliability", "Rubric accuracy (%) 95% interval"),
+    ("/projects/ruler/reports/traits/", "?source=judge:j&reference=cohort:docs", "#table-traits", "Quadratic-weighted κ 95% interval"),
 ])
 def test_the_toggle_shows_intervals_beside_their_figures(page, login, projects, path, query, table, column,
                                                         screenshots):

@@ -47,7 +47,7 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
     assert "judge:judge-b vs cohort:group-1" in page.locator("#report").inner_text()
     page.check("input[type=checkbox][name=ci]")
     page.click("form.report-params >> text=Show")
-    page.wait_for_selector("#table-positive_rates th:has-text('positive_rate 95% CI')")
+    page.wait_for_selector("#table-positive_rates th:has-text('Met rate 95% interval')")
     assert page.locator("input[type=checkbox][name=ci]").is_checked()
     # mini's responses are all of case c1: nothing to resample, so the interval is an en dash
     assert page.locator("#table-positive_rates tbody tr").first.inner_text().split("\t")[3] == "–"

@@ -193,7 +193,8 @@ def test_the_score_command_gives_the_hand_calculation(files, db, capsys):
     _import(files)
     call_command("healthbench_score", "--project", "hb", "--source", "judge:grader", "--json")
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"source", "models", "n_excluded_cases", "n_draft_labels"}
+    assert set(result) == {"source", "models", "n_excluded_cases", "n_draft_labels", "cannot_assess_strategy", "left_out"}
+    assert result["cannot_assess_strategy"] == "zero"  # simple-evals grades every item: cannot assess is not met
     assert result["source"] == "judge:grader" and list(result["models"]) == ["model-a", "model-b"]
     model_a = result["models"]["model-a"]
     assert set(model_a) == {"overall", "bootstrap_std", "n_examples", "by_example_tag", "by_rubric_tag"}

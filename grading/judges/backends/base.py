@@ -10,7 +10,7 @@ registry for the judge's backend and reads its capabilities and methods; nothing
 package compares a backend by its stored name.
 
 What a backend declares: its stored ``name`` and ``label``; its capabilities (``calls_out``,
-``executes_calls``, ``votes_over_members``, ``derived``, ``page_form``, ``configurable``); its
+``executes_calls``, ``votes_over_members``, ``derived``, ``decides_own_criteria``, ``page_form``, ``configurable``); its
 typed settings (``settings_parse``) with their form fields and validation; how a run plans
 (``compiled``) and executes its calls (``execute``), how an answer is parsed (``parse``), what a
 call costs (``cost``) and which provider limits apply (``limits``); and how pages show it
@@ -89,6 +89,9 @@ class JudgeBackend:
     executes_calls: bool = False  # a run plans calls and ``execute`` answers them (else it takes stock of stored judgments)
     votes_over_members: bool = False  # decides by a vote over member judges' decisions (a panel): never run
     derived: bool = False  # made from other judges' judgments: not itself calibrated, not started from the run form
+    # decides only the criteria it has judgments on (a calibration fitted for one criterion or trait): a criterion
+    # without one is not decided, so it is neither a missing output nor compared (``selectors.decisions``)
+    decides_own_criteria: bool = False
     page_form: bool = False  # created and edited with the judges page's judge form
     configurable: bool = False  # created and changed through the API (else its judges are data)
     column_kind: str = "judge"  # the side-by-side column's kind: judge | baseline | panel
@@ -165,7 +168,8 @@ class JudgeBackend:
 
 _REGISTRY: dict[str, JudgeBackend] = JUDGE_BACKENDS  # kept beside the model: see ``Judge.kind``
 _discovered = False
-_FLAGS = ("calls_out", "needs_model", "executes_calls", "votes_over_members", "derived", "page_form", "configurable")
+_FLAGS = ("calls_out", "needs_model", "executes_calls", "votes_over_members", "derived", "decides_own_criteria", "page_form",
+          "configurable")
 
 
 def _discover() -> None:

@@ -20,6 +20,7 @@ class CalibratedBackend(JudgeBackend):
     label = "another judge's calibrated scores (manage.py calibrate)"
     position = 40
     derived = True
+    decides_own_criteria = True  # fitted for one ordinal criterion (or one scale of traits): nothing else
 
     def settings_parse(self, data: dict | None) -> CalibratedSettings:
         data = dict(data or {}) if isinstance(data, dict) else data

@@ -81,7 +81,16 @@ def test_missing_evidence_caps_ordinal_just_below_the_top():
     assert (capped.option_label, capped.value, capped.evidence_capped) == ("ok", 0.5, True)
     middle = Outcome(valid=True, option_label="ok", value=0.5, evidence=[])
     kept = evidence_apply(outcome=middle, response_text="text", min_quotes=2, kind="ordinal", options=TONE)
-    assert (kept.option_label, kept.evidence_capped) == ("ok", True)
+    assert (kept.option_label, kept.evidence_capped) == ("ok", False) and kept == middle
+
+
+def test_an_answer_the_cap_does_not_change_is_not_flagged():
+    # issue 25: 819 answers of one judge were flagged evidence_capped although they were not met already
+    not_met = Outcome(valid=True, verdict="not_met", evidence=[])
+    kept = evidence_apply(outcome=not_met, response_text="Call 911.", min_quotes=1, kind="binary", options=[])
+    assert (kept.verdict, kept.evidence_capped) == ("not_met", False) and kept == not_met
+    nominal = Outcome(valid=True, option_label="good", value=1.0, evidence=[])
+    assert evidence_apply(outcome=nominal, response_text="text", min_quotes=2, kind="nominal", options=TONE) == nominal
 
 
 def test_invalid_outputs_are_not_touched_by_the_evidence_rule():

@@ -159,9 +159,9 @@ def test_few_shot_examples_come_from_the_split_only_and_reports_leave_it_out(mak
 
     from grading.judges.fewshot import fewshot_split_cases
 
-    judge = make_judge(settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c2"]}}})
+    judge = make_judge(settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c1"]}}})
     run_judge(judge, scope={"criteria": ["c1-ecg"]})
-    assert all("<examples>" not in user_text(body) for body in chat_server.requests)  # c2 has no c1-ecg labels
+    assert all("<examples>" in user_text(body) for body in chat_server.requests)  # c1's own labelled answers
     assert len(fewshot_split_cases(judge)) == 1
     default = make_judge(name="split-by-share", settings={"few_shot": {"cohort": "group-1", "k": 2, "seed": -7}})
     assert len(fewshot_split_cases(default)) == 1  # a seeded fifth of two cases: one (negative seeds work)
@@ -172,7 +172,8 @@ def test_few_shot_examples_come_from_the_split_only_and_reports_leave_it_out(mak
         return json.loads(out.getvalue())
 
     mine = agreement("judge:llm")
-    assert mine["few_shot_excluded_cases"] == {"judge:llm": 1}
-    judge.settings = {"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c1"]}}}
+    assert mine["left_out"]["few_shot_cases"] == {"judge:llm": 1}
+    assert mine["n_decisions"] == 0  # every judged item is of c1, the split: none counts
+    judge.settings = {"few_shot": {"cohort": "group-1", "k": 2, "seed": 3, "split": {"cases": ["c2"]}}}
     judge.save()
-    assert agreement("judge:llm")["n_decisions"] == 0  # every judged item is of c1, the split: none counts
+    assert agreement("judge:llm")["n_decisions"] == 9  # c1 is outside the split now: its 3 responses × 3 criteria count

@@ -148,7 +148,8 @@ def test_stability_per_target_and_criterion_and_per_kind(points, capsys):
     call_command("stability", "--project", "points", "--judge", "j1", "--json", stdout=out)
     result = json.loads(out.getvalue())
     assert set(result) == {"judge", "samples", "samples_seen", "scale", "cells", "by_kind", "mean_sd_by_kind", "n_excluded_cases",
-                           "n_draft_labels"}
+                           "n_draft_labels", "cannot_assess_strategy", "left_out"}
+    assert result["cannot_assess_strategy"] == "skip"  # a cannot-assess sample has no value: left out of μ and σ
     assert (result["judge"], result["samples_seen"], result["scale"]) == ("j1", 2, "native")
     cells = {(c["target"], c["criterion"]): c for c in result["cells"]}
     assert len(cells) == 6

@@ -75,6 +75,7 @@ def _compute(*, inputs, source=None, verdict="any", limit=10, ci=False) -> dict:
 
 
 EVERY_KIND = Report(key="every_kind", title="Every kind", params=EveryKindParams, compute=_compute, intervals=False,
+                    cannot_assess="skip",
                     page=Page(params=EveryKindParams, position=300,
                               build=lambda *, project, **params: _compute(inputs=None, **params)))
 
@@ -95,3 +96,21 @@ def test_a_page_without_a_template_gets_a_control_per_kind_of_parameter(viewer, 
     assert re.search(r'<input type="number" name="limit" value="" step="1" min="1" max="50"', html)
     assert '<input type="checkbox" name="ci" value="1">' in html
     assert 'type="text"' not in re.search(r'<form method="get" class="report-params card">(.*?)</form>', html, re.S).group(1)
+
+
+def test_the_bias_criterion_is_found_by_its_words_from_a_list_filled_when_the_page_opens(viewer):
+    html = viewer.get("/projects/mini/reports/bias/").content.decode()
+    listed = re.search(r'<datalist id="bias-criteria">(.*?)</datalist>', html, re.S).group(1)
+    options = re.findall(r'<option value="([^"]*)" label="([^"]*)"></option>', listed)
+    assert options[0] == ("all", "every criterion of one scale, pooled")
+    assert ("c1-ecg", "c1-ecg: Recommends an ECG") in options and ("tone", "tone: Tone fits the patient") in options
+    assert [v for v, _ in options[1:3]] == ["tone", "length"]  # the criteria every case shares come first
+
+
+def test_a_project_with_many_case_criteria_lists_only_the_shared_ones(viewer, settings, monkeypatch):
+    from grading.templatetags import report_tags
+
+    monkeypatch.setattr(report_tags, "CRITERION_MENU_LIMIT", 3)
+    listed = re.search(r'<datalist id="bias-criteria">(.*?)</datalist>',
+                       viewer.get("/projects/mini/reports/bias/").content.decode(), re.S).group(1)
+    assert re.findall(r'<option value="([^"]*)"', listed) == ["all", "tone", "length"]

@@ -19,8 +19,10 @@ from django.core.management import CommandError, call_command
 AGREEMENT_KEYS = {
     "n_decisions", "matched_responses", "unmatched_responses", "mf1", "f1_met", "f1_not_met", "cohen_kappa",
     "krippendorff_alpha", "percent_agreement", "positive_rate_a", "positive_rate_b", "invalid_b", "by_model",
-    "case_level", "ordinal", "n_excluded_cases", "n_draft_labels", "cannot_assess_strategy",
+    "case_level", "ordinal", "criteria_compared", "n_excluded_cases", "n_draft_labels", "cannot_assess_strategy", "left_out",
 }
+# What every report states (issue 25): the cannot-assess strategy in use and what was left out.
+NOTHING_LEFT_OUT = {"draft_labels": 0, "excluded_cases": 0, "few_shot_cases": {}, "criteria_not_decided": {}}
 
 
 def run(*args) -> dict:
@@ -92,10 +94,11 @@ def test_agreement_cannot_assess_strategies(mini_project):
 def test_reliability_inside_a_cohort(mini_project):
     assert run("reliability", "--project", "mini", "--source", "cohort:group-1") == {
         "krippendorff_alpha": 1.0, "n_units": 11, "n_raters": 3, "level": "nominal", "n_excluded_cases": 0, "n_draft_labels": 0,
+        "cannot_assess_strategy": "skip", "left_out": NOTHING_LEFT_OUT,
     }
     single = run("reliability", "--project", "mini", "--source", "cohort:group-2")
     assert single == {"krippendorff_alpha": None, "n_units": 0, "n_raters": 1, "level": "nominal",
-                      "n_excluded_cases": 0, "n_draft_labels": 0}
+                      "n_excluded_cases": 0, "n_draft_labels": 0, "cannot_assess_strategy": "skip", "left_out": NOTHING_LEFT_OUT}
 
 
 def test_reliability_matches_the_library_after_a_disagreement(mini_project):
@@ -114,12 +117,14 @@ def test_reliability_matches_the_library_after_a_disagreement(mini_project):
     chk1 = [np.nan, np.nan, 0] + [np.nan] * 7
     expected = krippendorff.alpha(reliability_data=[ann1, ann2, chk1], level_of_measurement="interval")
     assert result == {"krippendorff_alpha": pytest.approx(expected), "n_units": 10, "n_raters": 3, "level": "interval",
-                      "n_excluded_cases": 0, "n_draft_labels": 0}
+                      "n_excluded_cases": 0, "n_draft_labels": 0, "cannot_assess_strategy": "skip", "left_out": NOTHING_LEFT_OUT}
 
 
 def test_coverage_by_hand(mini_project):
     result = run("coverage", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases", "n_draft_labels"}
+    assert set(result) == {"k", "overall", "by_model", "by_stratum", "sensitivity", "n_excluded_cases", "n_draft_labels",
+                           "cannot_assess_strategy", "left_out"}
+    assert result["cannot_assess_strategy"] == "zero"  # coverage counts cannot assess as not met
     assert [s["name"] for s in result["sensitivity"]] == ["CACS@7", "CACS@8", "CACS@12", "CACS@15", "rubric_accuracy", "Pass@2"]
     # k = 2 (project); r1 hits 2 of 3, r2 hits 1 of 3 (the penalty item counts as a criterion); r3 has no binary criteria
     assert result["k"] == 2
@@ -138,13 +143,14 @@ def test_coverage_by_hand(mini_project):
 
 
 def test_calibrate_k_from_the_physician_answer(mini_project):
-    assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {"k": 2, "mean_hits": 2.0, "n_responses": 1,
-                                                                                              "n_excluded_cases": 0, "n_draft_labels": 0}
+    assert run("calibrate_k", "--project", "mini", "--source", "cohort:group-1") == {
+        "k": 2, "mean_hits": 2.0, "n_responses": 1, "n_excluded_cases": 0, "n_draft_labels": 0, "cannot_assess_strategy": "zero",
+        "left_out": NOTHING_LEFT_OUT}
 
 
 def test_scores_weighted_by_hand(mini_project):
     result = run("scores", "--project", "mini", "--source", "cohort:group-1")
-    assert set(result) == {"cannot_assess_strategy", "responses", "by_model", "n_excluded_cases", "n_draft_labels"}
+    assert set(result) == {"cannot_assess_strategy", "responses", "by_model", "n_excluded_cases", "n_draft_labels", "left_out"}
     # r1: 2 + 3 met, penalty not met -> 5/5; r2: only the penalty (-2) met -> clamp(-2/5) = 0; r3: 1 + 1 of 2
     assert result["responses"] == {"r1": 1.0, "r2": 0.0, "r3": 1.0, "r4": 1.0}
     assert result["by_model"] == {"model-a": {"mean_score": 1.0, "n": 2}, "model-b": {"mean_score": 0.0, "n": 1},
@@ -159,7 +165,8 @@ def test_scores_of_a_judge_with_invalid_output(mini_project, strategy, r3):
 
 
 BIAS_KEYS = {"judges", "targets", "scores", "bias", "self_bias", "n_excluded_cases", "n_draft_labels", "scale", "range", "criterion",
-             "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings"}
+             "n_criteria", "counts", "mu", "sd", "samples", "n_judges", "warnings", "item_coverage", "left_out_judges",
+             "cannot_assess_strategy", "left_out"}
 
 
 def test_bias_matrix_by_hand(mini_project, second_judge):
@@ -170,7 +177,8 @@ def test_bias_matrix_by_hand(mini_project, second_judge):
                                        "per_criterion"}
     assert (result["scale"], result["range"], result["criterion"], result["human"]) == ("unit", [0.0, 1.0], "all", "decision")
     assert result["n_judges"] == {"model-a": 2, "model-b": 2} and result["samples"] == {"judge-a": 1, "judge-b": 1}
-    assert len(result["warnings"]) == 1 and "fewer than three judges score model-a, model-b" in result["warnings"][0]
+    assert len(result["warnings"]) == 2 and "fewer than three judges score model-a, model-b" in result["warnings"][1]
+    assert result["warnings"][0].startswith("the cells rest on different items: the judges scored judge-a 7, judge-b 6 of 7")
     assert result["sd"] == [[None, None], [None, None]]  # one sample each: no Monte Carlo spread
     assert result["judges"] == ["judge-a", "judge-b"] and result["targets"] == ["model-a", "model-b"]
     # judge-a: model-a (1 + 0 + 0 + 0.75) / 4 (length has no value), model-b 0; judge-b: 2/3, 1/3
@@ -231,7 +239,8 @@ def test_a_judge_without_judgments_gives_empty_figures_not_a_crash(mini_project)
     with pytest.raises(CommandError, match="judge:idle decided no binary criterion"):
         call_command("coverage", "--project", "mini", "--source", "judge:idle", "--json", stdout=StringIO())
     assert run("scores", "--project", "mini", "--source", "judge:idle") == {
-        "cannot_assess_strategy": "skip", "responses": {}, "by_model": {}, "n_excluded_cases": 0, "n_draft_labels": 0}
+        "cannot_assess_strategy": "skip", "responses": {}, "by_model": {}, "n_excluded_cases": 0, "n_draft_labels": 0,
+        "left_out": NOTHING_LEFT_OUT}
     assert run("reliability", "--project", "mini", "--source", "judge:idle")["n_units"] == 0
 
 

@@ -35,7 +35,7 @@ def label_counts(*, inputs, verdict: str = "any") -> dict:
 
 LABEL_COUNTS = Report(
     key="label_counts", title="Label counts", help="Decided items per cohort.",
-    params=LabelCountParams, compute=label_counts, intervals=False,
+    params=LabelCountParams, compute=label_counts, intervals=False, cannot_assess="verdict",
     page=Page(params=LabelCountParams,
               build=lambda *, project, **params: LABEL_COUNTS.run(project=project, **params), position=200),
 )

@@ -92,3 +92,24 @@ def test_bias_page_shows_each_mean_score_beside_its_interval(ci_client):
     assert "95% CI" not in html and "Mean scores S with 95% intervals" not in html
     assert plain.context["result"]["tables"]["anonymized_scores"]["columns"] == ["judge", "m1", "m2"]
     assert csv_rows(ci_client, url, "anonymized_scores")[0] == ["judge", "m1", "m2"]
+
+
+def test_agreement_page_has_the_intervals_toggle_the_readme_promises(ci_client):
+    from grading.reports.agreement import AGREEMENT
+
+    url = reverse("report-agreement", args=["ci"]) + "?a=cohort:docs&b=judge:j"
+    response = ci_client.get(url + "&ci=1")
+    html = response.content.decode()
+    assert 'name="ci" value="1" checked' in html
+    table = response.context["result"]["tables"]["comparisons"]
+    assert table["columns"][-2:] == ["case_mean", "case_mean 95% CI"]
+    service = AGREEMENT.answer(project="ci", a="cohort:docs", b="judge:j", ci=True)["summary"]["case_level"]
+    row = dict(zip(table["columns"], next(r for r in table["rows"] if r[:2] == ["cohort:docs", "judge:j"])))
+    assert row["case_mean"] == pytest.approx(service["mean"]) and row["case_mean 95% CI"] == text(service["mean_ci"])
+    low, high = service["mean_ci"]
+    assert f"bootstrap 95% interval {low:.3f}–{high:.3f}" in html  # the case-level MF1 of the comparison in depth
+    assert csv_rows(ci_client, url + "&ci=1", "comparisons")[0][-1] == "case_mean 95% CI"
+
+    plain = ci_client.get(url)
+    html = plain.content.decode()
+    assert 'name="ci" value="1">' in html and "95% CI" not in html and "bootstrap 95% interval" not in html
