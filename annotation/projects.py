@@ -119,6 +119,9 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
 
 
 GROUPED_STRATA = ("task_themes", "specialties")
+# Where a refused text of the stratum groups waits in the session until the project page shows it
+# again (what a manager typed is never thrown away with the error).
+STRATUM_GROUPS_DRAFT = "stratum-groups-draft"
 
 
 def stratum_groups_clean(value, *, prefix: str = "") -> dict:

@@ -23,6 +23,7 @@ urlpatterns = [
     path("projects/<slug:slug>/roles/", views.project_role_update, name="project-role-update"),
     path("projects/<slug:slug>/guidelines/", views.project_guidelines_update, name="project-guidelines-update"),
     path("projects/<slug:slug>/guidance/", views.project_guidance, name="project-guidance"),
+    path("projects/<slug:slug>/stratum-groups/", views.project_stratum_groups_update, name="project-stratum-groups-update"),
     path("projects/<slug:slug>/assignments/", views.project_assignments, name="project-assignments"),
     path("projects/<slug:slug>/assignments/assign/", views.project_assign_view, name="project-assign"),
     path("projects/<slug:slug>/assignments/<id:assignment_id>/reassign/", views.project_reassign, name="project-reassign"),

@@ -7,6 +7,7 @@ small htmx POSTs answered with the one criterion row (or its state) plus the pro
 out of band; errors are rendered into the row with status 200 (htmx 2 does not swap 4xx).
 Without JavaScript the same forms post normally and redirect back to the page.
 """
+import json
 from urllib.parse import quote
 
 from django import forms
@@ -31,7 +32,7 @@ from .assignments import (
 )
 from .forms import AssignForm, GuidanceForm, LabelSaveForm, ReassignForm, ReviewForm, RoleForm, TimeReportForm, label_batch_parse
 from .models import Assignment, Case, Criterion, Label, Project
-from .projects import project_role_set, project_settings_update, settings_clean
+from .projects import STRATUM_GROUPS_DRAFT, project_role_set, project_settings_update, settings_clean
 from .reviews import review_complete, review_decision_record
 from .rubrics import criterion_guidance_update
 from .services import BatchRefused, LabelConflict, label_record, labels_record_batch
@@ -366,6 +367,29 @@ def project_guidelines_update(request, slug: str):
     except (ValueError, ValidationError) as exc:
         messages.error(request, str(exc))
     return redirect(reverse("project-detail", args=[project.slug]) + "#project-guidelines")
+
+
+@login_required
+@require_POST
+def project_stratum_groups_update(request, slug: str):
+    """A manager sets how the coverage page groups themes into capability families and specialties
+    into macro-categories: JSON checked by ``stratum_groups_clean`` (audited). Bad input is refused
+    with a message naming what is wrong; nothing is saved and the text stays in the form."""
+    project = project_get_for(user=request.user, action="manage", slug=slug)
+    text = request.POST.get("stratum_groups", "").replace("\r\n", "\n")
+    try:
+        try:
+            value = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"stratum_groups: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        settings = settings_clean({"stratum_groups": value})
+        changed = project_settings_update(project=project, settings=settings, by=request.user, source="project page")
+        request.session.pop(STRATUM_GROUPS_DRAFT, None)
+        messages.success(request, "Stratum groups saved." if changed else "Stratum groups unchanged.")
+    except (ValueError, ValidationError) as exc:
+        request.session[STRATUM_GROUPS_DRAFT] = {"project": project.pk, "text": text}
+        messages.error(request, f"Not saved: {_error_text(exc) if isinstance(exc, ValidationError) else exc}")
+    return redirect(reverse("project-detail", args=[project.slug]) + "#project-stratum-groups")
 
 
 @login_required

@@ -193,6 +193,8 @@ MATRIX: list[Url] = [
         changes=True),
     Url("project-guidelines-update", slug, "manage", get=None, post=302, data=lambda h, t: {"guidelines": "Read twice."},
         changes=True),
+    Url("project-stratum-groups-update", slug, "manage", get=None, post=302,
+        data=lambda h, t: {"stratum_groups": '{"task_themes": {"urgent": ["emergency"]}}'}, changes=True),
     Url("project-guidance", slug, "manage", post=302, data=lambda h, t: {"criterion": t.criterion, "guidance": "Look twice."},
         changes=True),
     Url("qc-page", slug, "manage"),

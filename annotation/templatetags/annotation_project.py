@@ -1,5 +1,7 @@
 """Template tags of the annotation app: the assignments section of the project page (issue 4)
 and the ``markdown`` filter that renders untrusted text as sanitized HTML."""
+import json
+
 from django import template
 from django.template.loader import render_to_string
 
@@ -8,6 +10,7 @@ from annotation.assignments import METHODS
 from annotation.forms import AssignForm
 from annotation.markdown import markdown_render
 from annotation.models import ProjectRole
+from annotation.projects import STRATUM_GROUPS_DRAFT
 from annotation.selectors import decision_display, project_assignment_summary
 
 register = template.Library()
@@ -44,6 +47,16 @@ def project_roles(context, project):
     if request is None or not user_may(project=project, user=request.user, action="view"):
         return ""
     roles = ProjectRole.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+    may_manage = user_may(project=project, user=request.user, action="manage")
+    groups_text, rejected = "", False
+    if may_manage:  # the text the last refused save sent, else the saved groups
+        draft = request.session.get(STRATUM_GROUPS_DRAFT) if hasattr(request, "session") else None
+        if isinstance(draft, dict) and draft.get("project") == project.pk:
+            groups_text, rejected = str(draft.get("text", "")), True
+            del request.session[STRATUM_GROUPS_DRAFT]  # shown once, with the message that says why
+        elif project.stratum_groups:
+            groups_text = json.dumps(project.stratum_groups, indent=2, ensure_ascii=False)
     return render_to_string("annotation/_project_roles.html", {
-        "project": project, "roles": roles, "may_manage": user_may(project=project, user=request.user, action="manage"),
+        "project": project, "roles": roles, "may_manage": may_manage, "stratum_groups_text": groups_text,
+        "stratum_groups_rejected": rejected,
     }, request=request)

@@ -50,7 +50,7 @@ traits      trait_score(*, decisions, lo, hi, valid_quotes=0, min_evidence=0, ga
             samples_trait_score(scores) -> int | None; round_half_up(x) -> int
 calibration split_items(items, *, holdout_fraction=0.5, seed=0) -> (calibration, holdout)
             fit_quantile_map(judge_scores, human_scores) -> QuantileMap; apply_quantile_map(qmap, scores)
-            snap_to_levels(scores, levels) -> ndarray
+            snap_to_levels(scores, levels) -> ndarray; level_counts(snapped, levels) -> tuple[int, ...]
             evaluate_calibration(df, *, item="item", judge="judge_score", human="human_score",
                                  levels=None, holdout_fraction=0.5, seed=0) -> CalibrationReport
 verbosity   length_score_correlation(lengths, scores) -> LengthCorrelation
@@ -143,6 +143,7 @@ _SOURCES = {
     "krippendorff_alpha": "agreement",
     "krippendorff_alpha_ci": "agreement",
     "length_score_correlation": "verbosity",
+    "level_counts": "calibration",
     "mean_score_matrix": "bias",
     "mf1_by_group": "agreement",
     "missing_outputs": "decisions",
@@ -260,6 +261,7 @@ __all__ = [
     "krippendorff_alpha",
     "krippendorff_alpha_ci",
     "length_score_correlation",
+    "level_counts",
     "mean_score_matrix",
     "mf1_by_group",
     "monte_carlo_cells",

@@ -33,13 +33,23 @@ class QuantileMap:
 
 @dataclass(frozen=True)
 class CalibrationReport:
-    """QWK of judge vs human scores on held-out items, raw and after quantile mapping."""
+    """QWK of judge vs human scores on held-out items, raw and after quantile mapping, and the
+    held-out score distributions QWK compares: per ``levels`` entry, how many held-out items the
+    humans, the raw judge and the mapped judge put there (``holdout_counts``: human, raw,
+    calibrated), every score snapped to the levels."""
 
     n_calibration: int
     n_holdout: int
     levels: tuple[float, ...]
     qwk_before: float | None
     qwk_after: float | None
+    holdout_counts: dict[str, tuple[int, ...]] | None = None
+
+
+def level_counts(snapped, levels: Sequence[float]) -> tuple[int, ...]:
+    """How many of the ``snapped`` scores sit on each level."""
+    values = np.asarray(snapped, dtype=float)
+    return tuple(int(np.sum(values == level)) for level in levels)
 
 
 def split_items(items, *, holdout_fraction: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -120,14 +130,18 @@ def evaluate_calibration(
     hold = rows[rows[item].isin(hold_items)]
     qmap = fit_quantile_map(calib[judge], calib[human])
     human_hold = snap_to_levels(hold[human], grid)
-    before = ordinal_agreement(human_hold, snap_to_levels(hold[judge], grid), option_values=grid)
-    after = ordinal_agreement(human_hold, snap_to_levels(qmap(hold[judge]), grid), option_values=grid)
+    raw_hold = snap_to_levels(hold[judge], grid)
+    mapped_hold = snap_to_levels(qmap(hold[judge]), grid)
+    before = ordinal_agreement(human_hold, raw_hold, option_values=grid)
+    after = ordinal_agreement(human_hold, mapped_hold, option_values=grid)
     return CalibrationReport(
         n_calibration=len(calib),
         n_holdout=len(hold),
         levels=tuple(float(x) for x in grid),
         qwk_before=before.qwk,
         qwk_after=after.qwk,
+        holdout_counts={name: level_counts(values, grid)
+                        for name, values in (("human", human_hold), ("raw", raw_hold), ("calibrated", mapped_hold))},
     )
 
 

@@ -413,9 +413,11 @@ def bias_charts(result: dict, project: Project) -> dict:
             counts=data["counts"], value_title=f"bias ({unit})", row_title="judge", column_title="graded model",
         )
         out[f"{condition}_scores"] = charts.heatmap(
-            title=f"Mean score μ ± σ over samples, {condition}, {unit}", rows=data["judges"], columns=data["targets"],
-            matrix=data["mu"], spread=data["sd"], highlight=highlight, diverging=False, counts=data["counts"],
-            value_title=f"mean score μ ({unit})", row_title="judge", column_title="graded model",
+            title=f"Cross-evaluation scores S (colour) with μ ± σ over samples (text), {condition}, {unit} "
+                  f"(n = {n:,} decisions)", rows=data["judges"], columns=data["targets"],
+            matrix=data["scores"], centre=data["mu"], spread=data["sd"], highlight=highlight, diverging=False,
+            counts=data["counts"], domain=tuple(data["range"]), value_title=f"mean score S ({unit})",
+            centre_title="μ ± σ over samples", row_title="judge", column_title="graded model",
         )
         if "human_bias" in data:
             out[f"{condition}_human"] = charts.heatmap(

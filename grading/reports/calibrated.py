@@ -129,7 +129,7 @@ def calibration_fit(*, inputs: ReportInputs, source, reference, criterion: str |
         "judge": judge.name, "reference": reference.spec, "criterion": criterion, "seed": seed,
         "n_calibration": len(cal), "n_holdout": len(hold), "qwk_before": as_number(before), "qwk_after": as_number(after),
         "method": METHOD, "levels": levels,
-        "distributions": {name: [int(np.sum(np.asarray(values) == level)) for level in levels]
+        "distributions": {name: list(metrics.level_counts(values, levels))
                           for name, values in (("human", human), ("raw", raw), ("calibrated", calibrated))},
         "coefficients": [as_number(c) for c in model.model.coef_],
     }

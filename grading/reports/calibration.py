@@ -11,6 +11,7 @@ from grading import metrics
 from grading.sources import project_sources
 
 from . import charts
+from .glossary import worded_table
 from .inputs import ReportInputs, as_number, report_table
 from .registry import Page, Params, Report, SourceField, StrategyField, register
 from .scores import response_scores
@@ -25,7 +26,7 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
     ref = next((c for c in cohorts if c.spec == reference), cohorts[0])
     human = response_scores(inputs=inputs, source=ref, strategy=strategy)
     levels = np.round(np.linspace(0.0, 1.0, 11), 10)
-    calibration, verbosity = [], []
+    calibration, verbosity, holdout = [], [], []
     for judge in judges:
         scores = response_scores(inputs=inputs, source=judge, strategy=strategy)
         both = pd.DataFrame({"judge_score": scores["score"], "human_score": human["score"]}).dropna()
@@ -36,6 +37,8 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
                 rep = metrics.evaluate_calibration(both, levels=levels)
                 row = [judge.spec, ref.spec, len(both), rep.n_calibration, rep.n_holdout, as_number(rep.qwk_before),
                        as_number(rep.qwk_after)]
+                holdout.append({"source": judge.spec, "levels": list(rep.levels), "n_holdout": rep.n_holdout,
+                                "distributions": {name: list(counts) for name, counts in rep.holdout_counts.items()}})
             except metrics.MetricError:
                 pass
         calibration.append(row)
@@ -50,8 +53,10 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
     typed = [(j, j.obj.typed_settings) for j in judges]
     stored = [dict(settings.calibration, source=j.spec) for j, settings in typed if hasattr(settings, "calibration")]
     return {
-        "reference": ref.spec, "strategy": strategy, "calibration": calibration, "stored": stored,
+        "reference": ref.spec, "strategy": strategy, "calibration": calibration, "stored": stored, "holdout": holdout,
         "tables": {
+            "holdout_distributions": _distribution_table(holdout, ref.spec),
+            "stored_distributions": _distribution_table(stored, "the reference"),
             "stored": report_table(["source", "from", "reference", "criterion", "n_calibration", "n_holdout", "qwk_before",
                               "qwk_after"],
                              [[c["source"], c.get("judge"), c.get("reference"), c.get("criterion") or "(traits)",
@@ -64,18 +69,42 @@ def calibration_page(*, project: Project, reference: str | None = None, strategy
     }
 
 
+SERIES = ("human", "raw", "calibrated")
+
+
+def _distribution_table(calibrations: list[dict], reference: str) -> dict:
+    """Per calibration and score level, how many held-out items the humans, the raw judge and the
+    calibrated judge put there."""
+    rows = [[c["source"], level, *[(c.get("distributions") or {}).get(name, [None] * len(c["levels"]))[i] for name in SERIES]]
+            for c in calibrations if c.get("distributions") for i, level in enumerate(c.get("levels") or [])]
+    return worded_table(["source", "score", "human_items", "raw_items", "calibrated_items"], rows,
+                        words={"human_items": f"Human ({reference}) items"})
+
+
+def _distribution_chart(calibration: dict, *, reference: str, how: str):
+    dist = calibration.get("distributions") or {}
+    if not dist:
+        return None
+    names = {"human": f"human ({reference})", "raw": "raw judge", "calibrated": f"calibrated judge ({how})"}
+    return charts.level_distributions(
+        title=f"{calibration['source']}: human, raw and calibrated scores on the held-out items "
+              f"(n = {calibration.get('n_holdout')} items)",
+        levels=calibration.get("levels") or [], series=[(names[name], dist.get(name, [])) for name in SERIES],
+        value_title="share of held-out items", level_title="score (snapped to the scale)")
+
+
 def calibration_charts(result: dict, project: Project) -> dict:
+    """The held-out score distributions of every calibration (human, raw judge, calibrated judge; the
+    quick quantile mapping of each judge, and each stored calibration) and the QWK before and after."""
     out = {}
+    for quick in result.get("holdout", []):
+        chart = _distribution_chart(quick, reference=result["reference"], how="quantile-mapped")
+        if chart is not None:
+            out[f"holdout:{quick['source']}"] = chart
     for stored in result.get("stored", []):
-        dist, n = stored.get("distributions") or {}, max(1, stored.get("n_holdout") or 0)
-        if dist:
-            out[f"stored:{stored['source']}"] = charts.bar_chart(
-                title=f"{stored['source']}: held-out score distributions, human ({stored.get('reference')}), raw and "
-                      f"calibrated (n = {stored.get('n_holdout')} items)",
-                labels=[f"{v:g}" for v in stored.get("levels", [])],
-                series=[(name, [c / n for c in dist.get(name, [])]) for name in ("human", "raw", "calibrated")],
-                value_title="share of held-out items", label_title="score",
-            )
+        chart = _distribution_chart(stored, reference=stored.get("reference"), how="stored")
+        if chart is not None:
+            out[f"stored:{stored['source']}"] = chart
     rows = [r for r in result.get("calibration", []) if r[5] is not None or r[6] is not None]
     if not rows:
         return out

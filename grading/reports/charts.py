@@ -62,22 +62,35 @@ def _spec(*, title: str, data: list[dict], width, height, layers: list[dict] | N
 def bar_chart(
     *, title: str, labels: list[str], series: list[tuple[str, list]], max_value: float = 1.0,
     reference: tuple[str, float] | None = None, digits: int = 3, value_title: str = "value", label_title: str = "",
-    n: list | None = None, min_value: float = 0,
+    n: list | None = None, min_value: float = 0, whiskers: list[list] | None = None, whisker_title: str = "interval",
+    series_n: list[list] | None = None,
 ) -> Chart:
     """Horizontal bars: one row per label, one bar per series (name, values), the series in the
     legend; values on an axis from ``min_value`` (0, or −1 for correlations) to ``max_value``
     titled ``value_title``; an optional dashed reference line (name, value); ``n``: each label's n,
-    shown in its tooltip."""
-    data = [
-        {"label": str(label), "series": name, "value": _number(values[i], digits), "order": i,
-         **({"n": n[i]} if n is not None else {})}
-        for i, label in enumerate(labels) for name, values in series
-    ]
+    shown in its tooltip (``series_n``: each bar's own n, per series and label). ``whiskers``: per
+    series, each bar's (low, high) or None, drawn as a line across the bar's end and named
+    ``whisker_title`` in the tooltip (e.g. ± a bootstrap std, or a 95% interval)."""
+    data = []
+    for i, label in enumerate(labels):
+        for s, (name, values) in enumerate(series):
+            bar = {"label": str(label), "series": name, "value": _number(values[i], digits), "order": i}
+            if n is not None:
+                bar["n"] = n[i]
+            if series_n is not None:
+                bar["n"] = series_n[s][i]
+            span = whiskers[s][i] if whiskers is not None else None
+            if span is not None and span[0] is not None and span[1] is not None:
+                bar.update(low=_number(span[0], digits), high=_number(span[1], digits),
+                           span=f"{span[0]:.{digits}f} to {span[1]:.{digits}f}")
+            data.append(bar)
     names = [name for name, _ in series]
     tooltip = [{"field": "label", "title": label_title or "label"}, {"field": "series", "title": "series"},
                {"field": "value", "title": value_title, "format": f".{digits}f"}]
-    if n is not None:
+    if n is not None or series_n is not None:
         tooltip.append({"field": "n", "title": "n", "format": ","})
+    if whiskers is not None:
+        tooltip.append({"field": "span", "title": whisker_title})
     bars = {
         "mark": {"type": "bar", "height": {"band": 0.9}},
         "encoding": {
@@ -94,6 +107,11 @@ def bar_chart(
               "encoding": {**{k: bars["encoding"][k] for k in ("y", "yOffset", "x")},
                            "text": {"field": "value", "format": f".{digits}f"}, "color": {"value": "#1d2433"}}}
     layers = [bars, values]
+    if whiskers is not None:
+        layers.append({"transform": [{"filter": "isValid(datum.low)"}], "mark": {"type": "rule", "color": "#1d2433"},
+                       "encoding": {**{k: bars["encoding"][k] for k in ("y", "yOffset")},
+                                    "x": {"field": "low", "type": "quantitative"}, "x2": {"field": "high"},
+                                    "tooltip": tooltip}})
     if reference is not None and reference[1] is not None:
         line = {"reference": reference[0], "value": _number(reference[1], digits)}
         layers.append({"data": {"values": [line]}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
@@ -140,19 +158,24 @@ def heatmap(
     *, title: str, rows: list[str], columns: list[str], matrix: list[list], highlight: set[tuple[int, int]] = frozenset(),
     digits: int = 3, spread: list[list] | None = None, diverging: bool = True, counts: list[list] | None = None,
     value_title: str = "value", row_title: str = "", column_title: str = "",
+    centre: list[list] | None = None, centre_title: str = "", domain: tuple[float, float] | None = None,
 ) -> Chart:
     """A heatmap with each value printed (``spread``: as value ± spread, e.g. a Monte Carlo σ) and a
-    colour legend: diverging around 0 (blue above, red below) or sequential; ``highlight`` cells
-    (row, column) get a thick outline, e.g. the self-bias diagonal; ``counts``: each cell's n, in
-    its tooltip. An empty cell (no value) is grey and says so."""
+    colour legend: diverging around 0 (blue above, red below) or sequential (over ``domain`` when
+    given, e.g. the rubric's scale); ``highlight`` cells (row, column) get a thick outline, e.g. the
+    self-bias diagonal; ``counts``: each cell's n, in its tooltip. ``centre``: another figure of each
+    cell to print (as centre ± spread, titled ``centre_title`` in the tooltip) while the colour
+    shows the value, e.g. a Monte Carlo μ ± σ over a score. An empty cell (no value) is grey and
+    says so."""
     if spread is not None:
         digits = min(digits, 2)
     data = []
     for i, row in enumerate(rows):
         for j, column in enumerate(columns):
             value = _number(matrix[i][j], digits)
+            shown = value if centre is None else _number(centre[i][j], digits)
             sd = _number(spread[i][j], digits) if spread is not None else None
-            text = "–" if value is None else f"{value:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
+            text = "–" if shown is None else f"{shown:.{digits}f}" + (f" ± {sd:.{digits}f}" if sd is not None else "")
             cell = {"row": str(row), "column": str(column), "value": value, "text": text, "self": (i, j) in highlight,
                     "row_order": i, "column_order": j}
             if sd is not None:
@@ -163,13 +186,19 @@ def heatmap(
     finite = [c["value"] for c in data if c["value"] is not None]
     limit = max(map(abs, finite)) if finite else 1.0
     low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    if domain is not None and not diverging:
+        low, high = float(domain[0]), float(domain[1])
     for cell in data:  # white text on the darkest third of the colour scale
         value = cell["value"]
         cell["dark"] = value is not None and (abs(value) > 0.6 * limit if diverging else value > low + 0.66 * (high - low))
     scale = ({"scheme": "redblue", "domainMid": 0, "domain": [-limit or -1, limit or 1]} if diverging
-             else {"scheme": "blues"})
-    tooltip = [{"field": "row", "title": row_title or "row"}, {"field": "column", "title": column_title or "column"},
-               {"field": "text", "title": value_title}]
+             else {"scheme": "blues", **({"domain": [low, high]} if domain is not None else {})})
+    tooltip = [{"field": "row", "title": row_title or "row"}, {"field": "column", "title": column_title or "column"}]
+    if centre is None:
+        tooltip.append({"field": "text", "title": value_title})
+    else:
+        tooltip += [{"field": "value", "title": value_title, "format": f".{digits}f"},
+                    {"field": "text", "title": centre_title or "centre"}]
     if counts is not None:
         tooltip.append({"field": "n", "title": "n", "format": ","})
     x = {"field": "column", "type": "nominal", "title": column_title or None, "sort": {"field": "column_order", "op": "min"},
@@ -215,3 +244,80 @@ def scatter(
         },
     }
     return Chart(title, _spec(title=title, data=data, width=520, height=260, layers=[layer]))
+
+
+def histograms(
+    *, title: str, groups: list[str], counts: list[list[int]], edges: list[float], value_title: str,
+    count_title: str = "count", group_title: str = "", series: str = "count",
+    reference: tuple[str, float] | None = None, band: tuple[float, float] | None = None, n: list | None = None,
+) -> Chart:
+    """One histogram per group, stacked in rows on one shared value axis (``edges``: the bins'
+    bounds; ``counts[g]``: group g's count per bin, its ``n`` in the tooltip). ``reference``: a
+    dashed rule (name, value) across every row, in the legend beside the bars' ``series``; ``band``:
+    a light shaded range (low, high) behind it, e.g. where the reference moves from case to case."""
+    data = [{"group": str(group), "start": _number(edges[i], 6), "end": _number(edges[i + 1], 6), "count": int(c),
+             **({"n": n[g]} if n is not None else {})}
+            for g, group in enumerate(groups) for i, c in enumerate(counts[g])]
+    names = [series] + ([reference[0]] if reference is not None else [])
+    colour = {"scale": {"domain": names, "range": [PALETTE[0], "#b3261e"][:len(names)]}, "title": None,
+              "legend": {"labelLimit": 400}}
+    tooltip = [{"field": "group", "title": group_title or "group"}, {"field": "start", "title": "from"},
+               {"field": "end", "title": "to"}, {"field": "count", "title": count_title}]
+    if n is not None:
+        tooltip.append({"field": "n", "title": "n", "format": ","})
+    x = {"field": "start", "type": "quantitative", "bin": {"binned": True}, "title": value_title,
+         "scale": {"domain": [_number(edges[0], 6), _number(edges[-1], 6)]}}
+    layers = []
+    if band is not None and reference is not None and band[0] != band[1]:
+        layers.append({"mark": {"type": "rect", "color": "#b3261e", "opacity": 0.1},
+                       "encoding": {"x": {"datum": _number(band[0], 6), "type": "quantitative"},
+                                    "x2": {"datum": _number(band[1], 6)},
+                                    "tooltip": {"value": f"{reference[0]}: from {band[0]:.1f} to {band[1]:.1f} across cases"}}})
+    layers.append({"mark": {"type": "bar", "binSpacing": 1},
+                   "encoding": {"x": x, "x2": {"field": "end"},
+                                "y": {"field": "count", "type": "quantitative", "title": count_title,
+                                      "axis": {"tickMinStep": 1}},
+                                "color": {"datum": series, **colour}, "tooltip": tooltip}})
+    if reference is not None and reference[1] is not None:
+        layers.append({"mark": {"type": "rule", "strokeDash": [4, 3], "strokeWidth": 2},
+                       "encoding": {"x": {"datum": _number(reference[1], 6), "type": "quantitative"},
+                                    "color": {"datum": reference[0], **colour},
+                                    "tooltip": {"value": f"{reference[0]}: {reference[1]:.1f}"}}})
+    spec = _spec(title=title, data=data, width=None, height=None,
+                 facet={"row": {"field": "group", "type": "nominal", "title": group_title or None, "sort": [str(g) for g in groups],
+                                "header": {"labelAngle": 0, "labelAlign": "left", "labelLimit": 220}}},
+                 spec={"width": 520, "height": 60, "layer": layers})
+    del spec["width"], spec["height"]
+    return Chart(title, spec)
+
+
+def level_distributions(
+    *, title: str, levels: list[float], series: list[tuple[str, list[int]]], value_title: str = "share of items",
+    level_title: str = "score",
+) -> Chart:
+    """Distributions over the levels of one scale, side by side per level: one bar per series (name,
+    counts per level; each series' n is the sum of its counts), the height the series' share of its
+    items, the count, share and n in the tooltip, the series in the legend."""
+    names = [name for name, _ in series]
+    data = []
+    for name, counts in series:
+        total = sum(counts)
+        for i, (level, count) in enumerate(zip(levels, counts)):
+            data.append({"level": f"{level:g}", "order": i, "series": name, "count": int(count), "n": int(total),
+                         "share": _number(count / total if total else None, 3)})
+    bars = {
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": {"field": "level", "type": "ordinal", "title": level_title, "sort": {"field": "order", "op": "min"},
+                  "axis": {"labelAngle": 0}},
+            "xOffset": {"field": "series", "sort": names},
+            "y": {"field": "share", "type": "quantitative", "title": value_title, "axis": {"format": ".0%"}},
+            "color": {"field": "series", "type": "nominal", "title": None, "legend": {"labelLimit": 400},
+                      "scale": {"domain": names, "range": PALETTE[:len(names)]}},
+            "tooltip": [{"field": "series", "title": "series"}, {"field": "level", "title": level_title},
+                        {"field": "count", "title": "items"}, {"field": "share", "title": value_title, "format": ".1%"},
+                        {"field": "n", "title": "n", "format": ","}],
+        },
+    }
+    width = {"step": max(10, min(40, 520 // max(1, len(levels) * len(names))))}  # one bar's width: about 520 px in all
+    return Chart(title, _spec(title=title, data=data, width=width, height=200, layers=[bars]))

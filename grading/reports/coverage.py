@@ -82,6 +82,40 @@ def calibrate_k_compute(*, inputs: ReportInputs, source, ci: bool = False) -> di
     return out
 
 
+ACCURACY_BIN_POINTS = 5  # width of the bins of the case-level accuracy histograms, in percentage points
+
+
+def case_accuracy(df: pd.DataFrame, *, k: int, cases) -> dict:
+    """Per model, the distribution over cases of its case-level rubric accuracy (percent): on each case,
+    the rubric accuracy of the model's responses to it (``metrics.coverage_by_stratum`` with the case
+    as the stratum), as counts in bins of ``ACCURACY_BIN_POINTS`` points from 0 to 100 (the last bin
+    holds 100) with the mean, the quartiles and the extremes. ``k_accuracy``: the rubric accuracy that
+    k met criteria make, 100·k / N for the median N of the cases' binary criteria, with the range of
+    100·k / N_i over the cases (each at most 100)."""
+    cases = pd.Series(np.asarray(cases), index=df.index)
+    per_case = metrics.coverage_by_stratum(df.assign(case=cases), k=k, stratum="case")
+    values: dict[str, list[float]] = {}
+    for (_case, model), cov in per_case.items():
+        values.setdefault(str(model), []).append(cov.rubric_accuracy_pct)
+    edges = np.linspace(0.0, 100.0, 100 // ACCURACY_BIN_POINTS + 1)
+    by_model = {}
+    for model, accuracies in sorted(values.items()):
+        v = np.asarray(accuracies, dtype=float)
+        q1, median, q3 = np.percentile(v, [25, 50, 75])
+        by_model[model] = {"n_cases": int(v.size), "counts": np.histogram(v, bins=edges)[0].tolist(),
+                           "mean": as_number(v.mean()), "min": as_number(v.min()), "q1": as_number(q1),
+                           "median": as_number(median), "q3": as_number(q3), "max": as_number(v.max())}
+    n_by_case = df["n_criteria"].groupby(cases).first().to_numpy(dtype=float)
+    at = (lambda n: min(100.0, 100.0 * k / n)) if len(n_by_case) else None
+    return {
+        "edges": edges.tolist(), "by_model": by_model,
+        "k_accuracy": None if at is None else {
+            "median_n_criteria": as_number(np.median(n_by_case)), "pct": as_number(at(float(np.median(n_by_case)))),
+            "min_n_criteria": int(n_by_case.min()), "max_n_criteria": int(n_by_case.max()),
+            "low_pct": as_number(at(float(n_by_case.max()))), "high_pct": as_number(at(float(n_by_case.min())))},
+    }
+
+
 def _figures(cov) -> dict:
     return {
         "rubric_accuracy": as_number(cov.rubric_accuracy_pct),
@@ -162,22 +196,23 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
             for (value, model), cov in metrics.coverage_by_stratum(grouped, k=k, stratum=axis).items():
                 table.setdefault(str(value), {})[str(model)] = _figures(cov)
             by_group[axis] = table
+    response_cases = inputs.responses.loc[df["response_id"], "case_id"].to_numpy()
     ks = sorted({kk for kk in sensitivity if kk != k})
     alternatives = metrics.threshold_sensitivity(df, k=k, ks=ks)
     overall_figures = _figures(overall)
     by_model_figures = {str(m): _figures(c) for m, c in by_model.items()}
     if ci:  # intervals on request (issue 14): resampling cases, seeded
-        cases = inputs.responses.loc[df["response_id"], "case_id"].to_numpy()
-        overall_figures.update(_intervals(df, k, cases))
+        overall_figures.update(_intervals(df, k, response_cases))
         for model, figures in by_model_figures.items():
             mine = (df["model"].astype(str) == model).to_numpy()
-            figures.update(_intervals(df[mine], k, cases[mine]))
+            figures.update(_intervals(df[mine], k, response_cases[mine]))
     return {
         "k": k,
         "overall": overall_figures,
         "by_model": by_model_figures,
         "by_stratum": by_stratum,
         "by_group": by_group,
+        "case_accuracy": case_accuracy(df, k=k, cases=response_cases),
         "k_source": k_source,
         "sensitivity": [
             {
@@ -244,8 +279,14 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
             [[c["stratum"], c["model"], c["n"], c["cacs"], c["model_cacs"], c["deviation"]] for c in deviations[axis]["cells"]],
             words={"stratum": deviations[axis]["words"].capitalize(), "cacs": f"CACS@{k} in the stratum (%)",
                    "model_cacs": f"Model's overall CACS@{k} (%)"})
+    distribution = main.get("case_accuracy") or {"by_model": {}, "edges": [], "k_accuracy": None}
+    tables["case_accuracy"] = worded_table(
+        ["model", "n_cases", "mean", "minimum", "lower_quartile", "median", "upper_quartile", "maximum"],
+        [[m, d["n_cases"], d["mean"], d["min"], d["q1"], d["median"], d["q3"], d["max"]]
+         for m, d in distribution["by_model"].items()],
+        words={"mean": "Mean case accuracy (%)"})
     return {"source": source, "sources": candidates, "k": k, "k_source": main["k_source"], "overall": main["overall"],
-            "by_model": main["by_model"], "deviations": deviations, "tables": tables}
+            "by_model": main["by_model"], "deviations": deviations, "case_accuracy": distribution, "tables": tables}
 
 
 def stratum_deviations(cells: dict, by_model: dict, *, axis: str, grouped: bool) -> dict:
@@ -269,13 +310,35 @@ def coverage_charts(result: dict, project: Project) -> dict:
         return {}
     models = list(result["by_model"])
     n = sum(v["n_responses"] for v in result["by_model"].values())
-    return {**deviation_charts(result), "by_model": charts.bar_chart(
+    return {**deviation_charts(result), **case_accuracy_charts(result), "by_model": charts.bar_chart(
         title=f"Rubric accuracy vs CACS@{result['k']} per model, {result['source']} (n = {n:,} responses)",
         labels=models, max_value=100.0, digits=1,
         series=[("rubric accuracy %", [result["by_model"][m]["rubric_accuracy"] for m in models]),
                 (f"CACS@{result['k']} %", [result["by_model"][m]["cacs"] for m in models])],
         value_title="percent", label_title="model", n=[result["by_model"][m]["n_responses"] for m in models],
     )}
+
+
+def case_accuracy_charts(result: dict) -> dict:
+    """Per model a histogram over cases of its case-level rubric accuracy, with a dashed rule at the
+    accuracy k met criteria make on a case of the median size (shaded: its range over the cases)."""
+    distribution = result.get("case_accuracy") or {}
+    by_model, at_k, k = distribution.get("by_model") or {}, distribution.get("k_accuracy"), result["k"]
+    if not by_model:
+        return {}
+    models = list(by_model)
+    reference = band = None
+    if at_k is not None:
+        size = f"{at_k['median_n_criteria']:g}" if at_k["min_n_criteria"] == at_k["max_n_criteria"] else \
+            f"a median {at_k['median_n_criteria']:g}"
+        reference = (f"k = {k} of {size} criteria ({at_k['pct']:.1f} %)", at_k["pct"])
+        band = (at_k["low_pct"], at_k["high_pct"])
+    n = sum(d["n_cases"] for d in by_model.values())
+    return {"case_accuracy": charts.histograms(
+        title=f"Case-level rubric accuracy per model, {result['source']} (n = {n:,} model-cases)",
+        groups=models, counts=[by_model[m]["counts"] for m in models], edges=distribution["edges"],
+        n=[by_model[m]["n_cases"] for m in models], value_title="case-level rubric accuracy (%)",
+        count_title="cases", group_title="model", series="cases per bin", reference=reference, band=band)}
 
 
 def deviation_charts(result: dict) -> dict:

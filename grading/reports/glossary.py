@@ -195,7 +195,33 @@ _TERMS = [
     ('length_chars', 'Length (characters)',
      "The response's length in characters.", 'scores'),
     # counts
+    ("human_items", "Human items", "Held-out items the human reference scores at this level (its score snapped to "
+     "the scale).", "scores"),
+    ("raw_items", "Raw judge items", "Held-out items the judge, as it is, scores at this level (snapped to the scale).",
+     "scores"),
+    ("calibrated_items", "Calibrated judge items", "Held-out items the calibrated judge scores at this level: the "
+     "judge's scores mapped onto the human distribution by a map fitted on the other items.", "scores"),
+    ("overall", "HealthBench score", "Per example, the points of the met rubric items over the positive points (below 0 "
+     "when penalties outweigh); the mean over the examples, clipped to 0–1.", "scores"),
+    ("bootstrap_std", "Bootstrap std", "The standard deviation of the score over 1,000 seeded resamples of the examples "
+     "with replacement.", "scores"),
+    ("n_examples", "Examples", "Graded completions the figure averages (one per grading of a response).", "counts"),
+    ("judge_model", "Judge's model", "The model behind the judge, which may also be one of the graded models.", "judges"),
+    ("attributed", "Self-bias, attributed", "The judge's self-bias when it is told which model wrote each answer.", "judges"),
+    ("anonymized", "Self-bias, anonymized", "The judge's self-bias when it is not told which model wrote each answer.",
+     "judges"),
+    ("attenuation", "Attenuation", "1 − |anonymized self-bias| / |attributed self-bias|: the share of the self-bias that "
+     "hiding the answer's author removes (1: all of it, 0: none, below 0: hiding made it larger).", "judges"),
     ("n", "n", "How many items the figure rests on.", "counts"),
+    ("n_cases", "Cases", "Cases the figure rests on.", "counts"),
+    ("mean", "Mean", "The mean of the values.", "counts"),
+    ("minimum", "Lowest", "The lowest of the values.", "counts"),
+    ("lower_quartile", "Lower quartile", "A quarter of the values lie at or below it (linear interpolation between "
+     "values).", "counts"),
+    ("median", "Median", "Half of the values lie at or below it, half at or above.", "counts"),
+    ("upper_quartile", "Upper quartile", "Three quarters of the values lie at or below it (linear interpolation between "
+     "values).", "counts"),
+    ("maximum", "Highest", "The highest of the values.", "counts"),
     ("n_decisions", "Decisions", "Paired (response, criterion) decisions the figure rests on.", "counts"),
     ("n_responses", "Responses", "Responses the figure rests on.", "counts"),
     ("n_items", "Items", "Items (response, criterion) the figure rests on.", "counts"),

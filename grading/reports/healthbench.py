@@ -135,7 +135,8 @@ def healthbench_page(*, project, source: str | None = None, ci: bool = False) ->
     result = HEALTHBENCH_SCORE.run(project=project, source=source_parse(text=source, project=project), ci=ci)
     overall = [[model, f["overall"], f["bootstrap_std"], f["n_examples"],
                 *([interval_text(f.get("overall_ci"))] if ci else [])] for model, f in result["models"].items()]
-    return {"present": True, "sources": choices, "source": source, "models": result["models"], "tables": {
+    return {"present": True, "sources": choices, "source": source, "models": result["models"], "counts": result["counts"],
+            "ci": ci, "tables": {
         "overall": report_table(["model", "overall", "bootstrap_std", "n_examples", *(["overall 95% CI"] if ci else [])],
                                 overall),
         "by_example_tag": _tag_table(result, "by_example_tag", ci),
@@ -143,14 +144,45 @@ def healthbench_page(*, project, source: str | None = None, ci: bool = False) ->
     }}
 
 
+# The tag families HealthBench's figures are drawn by: themes are example tags, axes rubric item tags.
+FAMILIES = (("theme", "by_example_tag", "theme:"), ("axis", "by_rubric_tag", "axis:"))
+
+
 def healthbench_charts(result: dict, project) -> dict:
+    """The overall score per model ± its bootstrap std, and per tag family (``theme:`` example tags,
+    ``axis:`` rubric tags) bars per tag × model, with 95% intervals when the page shows them."""
     models = result.get("models") or {}
     if not models:
         return {}
+    names = list(models)
     n = sum(f["n_examples"] for f in models.values())
-    return {"overall": charts.bar_chart(
-        title=f"HealthBench score per model under {result['source']} (n = {n:,} examples)",
-        labels=list(models), series=[("overall", [f["overall"] for f in models.values()])])}
+
+    def spread(f):
+        if f["overall"] is None or f["bootstrap_std"] is None:
+            return None
+        return (f["overall"] - f["bootstrap_std"], f["overall"] + f["bootstrap_std"])
+
+    out = {"overall": charts.bar_chart(
+        title=f"HealthBench score per model under {result['source']}, ± bootstrap std (n = {n:,} examples)",
+        labels=names, series=[("overall", [models[m]["overall"] for m in names])], n=[models[m]["n_examples"] for m in names],
+        whiskers=[[spread(models[m]) for m in names]], whisker_title="score ± bootstrap std",
+        value_title="HealthBench score (clipped mean, 0–1)", label_title="model")}
+    counts = result.get("counts") or {}
+    for family, group, prefix in FAMILIES:
+        tags = sorted({tag for f in models.values() for tag in f[group] if tag.startswith(prefix)})
+        if not tags:
+            continue
+        intervals = result.get("ci")
+        total = sum(counts.get(m, {}).get(group, {}).get(t, 0) for m in names for t in tags)
+        out[family] = charts.bar_chart(
+            title=f"HealthBench score per {family} and model under {result['source']}"
+                  f"{', with 95% intervals' if intervals else ''} (n = {total:,} example-{family} pairs)",
+            labels=[t.removeprefix(prefix) for t in tags], label_title=family,
+            series=[(m, [models[m][group].get(t) for t in tags]) for m in names],
+            series_n=[[counts.get(m, {}).get(group, {}).get(t, 0) for t in tags] for m in names],
+            whiskers=[[(models[m].get(f"{group}_ci") or {}).get(t) for t in tags] for m in names] if intervals else None,
+            whisker_title="95% interval", value_title="HealthBench score (clipped mean, 0–1)")
+    return out
 
 
 # --- the declaration ------------------------------------------------------------------------

@@ -130,11 +130,14 @@ def judges_page(*, project: Project, strategy: str = "zero", ci: bool = False) -
 
 
 def judges_charts(result: dict, project: Project) -> dict:
+    """MF1 and Cohen's κ of each judge against each reference, as two charts: the human–human MF1 is
+    a line on the MF1 chart only (κ is another scale); κ's axis starts at −1 when a κ is below 0."""
     fidelity = result["fidelity"]
     if not fidelity:
         return {}
     labels, n = [f"{r['b']} vs {r['a']}" for r in fidelity], [r["n_decisions"] for r in fidelity]
     total = f"n = {sum(n):,} paired decisions"
+    below_zero = any(r["cohen_kappa"] is not None and r["cohen_kappa"] < 0 for r in fidelity)
     return {
         "fidelity": charts.bar_chart(
             title=f"Judge fidelity: MF1 against each reference, with the human–human MF1 ({total})",
@@ -145,7 +148,7 @@ def judges_charts(result: dict, project: Project) -> dict:
         "kappa": charts.bar_chart(
             title=f"Judge fidelity: Cohen's kappa against each reference ({total})",
             labels=labels, series=[("Cohen's kappa", [r["cohen_kappa"] for r in fidelity])], n=n,
-            value_title="Cohen's kappa", label_title="judge vs reference",
+            value_title="Cohen's kappa", label_title="judge vs reference", min_value=-1.0 if below_zero else 0.0,
         ),
     }
 

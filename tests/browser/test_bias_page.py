@@ -45,4 +45,4 @@ def test_the_bias_page_shows_points_with_monte_carlo_spread_and_warns_of_two_jud
     expect(page.locator("#table-attributed_scores")).to_have_count(0)
     page.locator("input[name=ci]").check()  # the 95% intervals toggle: each mean score S beside its interval
     page.get_by_role("button", name="Show").click()
-    expect(page.locator("#table-attributed_scores thead")).to_contain_text("m1 95% interval")
+    expect(page.locator("#table-attributed_scores thead")).to_contain_text("m1 95% interval")  # words; the CSV keeps "m1 95% CI"

@@ -36,4 +36,11 @@ def test_the_calibration_page_shows_the_stored_calibration(page, login, shift, s
     expect(chart).to_have_count(1)
     expect(chart.locator("svg g.role-legend")).to_contain_text("human")
     expect(chart.locator("svg g.role-legend")).to_contain_text("calibrated")
+    titles = [(t or "").strip() for t in chart.locator("svg g.role-axis-title text").all_text_contents()]
+    assert {"score (snapped to the scale)", "share of held-out items"} <= set(titles)
+    quick = page.locator("#quick-calibration .vega-chart[data-drawn=yes]")  # RULERS Fig. 2 for every judge
+    expect(quick).to_have_count(3)  # the QWK bars, judge j and its calibrated source
+    expect(quick.nth(1).locator("svg g.role-legend")).to_contain_text("calibrated judge (quantile-mapped)")
+    expect(quick.nth(1).locator("svg g.role-legend")).to_contain_text("human (cohort:docs)")
     page.screenshot(path=str(screenshots / "calibration.png"), full_page=True)
+    page.locator("#quick-calibration").screenshot(path=str(screenshots / "calibration-held-out.png"))

@@ -74,3 +74,26 @@ def test_quantile_mapping_undoes_a_monotone_distortion():
     )
     assert report.qwk_before == pytest.approx(expected)
     assert report.qwk_before < 0.9
+
+
+def test_held_out_distributions_by_hand():
+    """Ten items the humans all score 1 and the judge 0.4 on the scale 0, 1: five are held out; the raw
+    judge snaps them to 0, the map sends 0.4 to the humans' only score, 1."""
+    df = pd.DataFrame({"item": range(10), "human_score": [1.0] * 10, "judge_score": [0.4] * 10})
+    report = evaluate_calibration(df, levels=[0, 1])
+    assert report.n_holdout == 5
+    assert report.holdout_counts == {"human": (0, 5), "raw": (5, 0), "calibrated": (0, 5)}
+
+
+def test_held_out_distributions_follow_the_snapped_scores():
+    rng = np.random.default_rng(8)
+    human = rng.integers(0, 5, 400).astype(float)
+    df = pd.DataFrame({"item": np.arange(400), "human_score": human, "judge_score": human / 2})
+    report = evaluate_calibration(df, levels=[0, 1, 2, 3, 4], seed=1)
+    _, hold = split_items(df["item"], holdout_fraction=0.5, seed=1)
+    held = df[df["item"].isin(hold)]["human_score"]
+    expected_human = tuple(int((held == level).sum()) for level in range(5))
+    # h / 2 snapped (ties down): 0, 0.5 → 0; 1, 1.5 → 1; 2 → 2
+    expected_raw = (int(held.isin([0, 1]).sum()), int(held.isin([2, 3]).sum()), int((held == 4).sum()), 0, 0)
+    assert report.holdout_counts == {"human": expected_human, "raw": expected_raw, "calibrated": expected_human}
+    assert sum(expected_human) == report.n_holdout
