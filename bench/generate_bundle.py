@@ -56,7 +56,7 @@ def generate_bench_bundle(out_dir, *, n_cases: int = 250, n_models: int = 11, se
         cohorts=DEFAULT_COHORTS,
         overlap=1,
         checker_share=0.0,
-        judge=DEFAULT_JUDGE,
+        judges=(DEFAULT_JUDGE,),
         seed=seed,
     )
     return {k: v for k, v in summary.items() if isinstance(v, int)}

@@ -88,7 +88,7 @@ def main(argv=None) -> dict:
     call_command("migrate", verbosity=0, interactive=False)
     with tempfile.TemporaryDirectory() as tmp:
         generate_clinical(Path(tmp) / "bundle", slug="takeover", n_cases=args.cases, n_criteria=5,
-                          models=["m-a", "m-b", "m-c"], human_answer_cases=0, judge=None, seed=5)
+                          models=["m-a", "m-b", "m-c"], human_answer_cases=0, judges=(), seed=5)
         bundle_import(path=Path(tmp) / "bundle")
     project = Project.objects.get(slug="takeover")
     server = _ServerProcess(0.05)

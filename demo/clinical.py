@@ -4,12 +4,17 @@
 (lay or professional vignettes, some as multi-turn chats) with case-specific
 binary rubrics (positive items weighted 1-3, penalty items -1 to -3), answers
 from several LLMs plus a few physician-written calibration answers, two expert
-cohorts that label every answer (``overlap`` annotators each, plus a checker on
-a share of answers), and one replayed LLM judge. Every (response, criterion)
-has a hidden true verdict drawn from a latent quality (model strength + case
-difficulty + noise); annotators, checkers and the judge see it through noise,
-much more noise on the "low-agreement" cases, so that agreement, coverage and
-adjudication reports have something to find. Rows are streamed to disk case by
+cohorts that label every answer (``overlap`` annotators each, three by default so
+that a cohort's majority rarely ties, plus a checker on a share of answers), and
+replayed LLM judges: three judge models, each attributed (told which model wrote
+the answer) and anonymized, one of them with three samples per item. Every
+(response, criterion) has a hidden true verdict drawn from a latent quality
+(model strength + case difficulty + noise); annotators, checkers and judges see
+it through noise, much more noise on the "low-agreement" cases, so that
+agreement, coverage and adjudication reports have something to find, and a
+judge leans towards its own model's answers (more when attributed), so that the
+bias matrices show self-preference and its attenuation. The project carries
+annotator guidelines and per-criterion guidance (:mod:`demo.clinical_guidance`). Rows are streamed to disk case by
 case, so the 2,500-case benchmark never holds the study in memory, and the same
 arguments always give the same bytes. Run ``python -m demo.clinical --out DIR``.
 """
@@ -22,11 +27,13 @@ import random
 import sys
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from demo.bundle_io import BundleWriter
 from demo.clinical_cases import MAX_CRITERIA, CaseDraft, build_case
+from demo.clinical_guidance import GUIDELINES, criterion_guidance
 from demo.clinical_text import PHYSICIAN_STYLE, model_style, render_response
 
 DEFAULT_MODELS = ("gpt-4o", "claude-3.5-sonnet", "llama-3-70b", "gemini-1.5-pro", "mistral-large", "qwen2-72b")
@@ -34,8 +41,43 @@ DEFAULT_COHORTS = (
     ("group-1", ("g1-ann1", "g1-ann2", "g1-ann3", "g1-ann4"), "g1-check"),
     ("group-2", ("g2-ann1", "g2-ann2", "g2-ann3"), "g2-check"),
 )
-DEFAULT_JUDGE = ("gpt-4o-judge", "gpt-4o", "anonymized")
 PHYSICIAN_MODEL = "physician"
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A replayed judge of the study and how it errs. ``flip``: its error rate per decision
+    (``JUDGE_FLIP_LOW_AGREEMENT`` on low-agreement cases); ``leniency``: extra chance of "met"
+    where the truth is not met; ``self_preference``: extra chance of "met" on a not-met item
+    of its own model's answers; ``sample_flip``: each sample's own extra error rate (samples > 1)."""
+
+    name: str
+    model: str
+    condition: str = "anonymized"
+    samples: int = 1
+    temperature: float = 0.0
+    flip: float = 0.07
+    leniency: float = 0.0
+    self_preference: float = 0.0
+    sample_flip: float = 0.0
+
+    def project_spec(self) -> dict:
+        return {"name": self.name, "backend": "replay", "model": self.model, "condition": self.condition,
+                "temperature": self.temperature, "samples": self.samples}
+
+
+# The demo's judges: three judge models (also answer models), each attributed and anonymized; the
+# anonymized Claude judge samples three times at temperature 0.7 (Monte Carlo stability).
+DEFAULT_JUDGE = JudgeSpec("gpt-4o-judge", "gpt-4o", "anonymized", self_preference=0.04)
+DEFAULT_JUDGES = (
+    DEFAULT_JUDGE,
+    JudgeSpec("gpt-4o-judge-attributed", "gpt-4o", "attributed", self_preference=0.3),
+    JudgeSpec("claude-judge", "claude-3.5-sonnet", "anonymized", samples=3, temperature=0.7, flip=0.05,
+              self_preference=0.03, sample_flip=0.04),
+    JudgeSpec("claude-judge-attributed", "claude-3.5-sonnet", "attributed", flip=0.05, self_preference=0.25),
+    JudgeSpec("llama-judge", "llama-3-70b", "anonymized", flip=0.1, leniency=0.05, self_preference=0.05),
+    JudgeSpec("llama-judge-attributed", "llama-3-70b", "attributed", flip=0.1, leniency=0.05, self_preference=0.35),
+)
 
 # Latent strength on a logit-like scale; unknown names get a value from their CRC32.
 MODEL_STRENGTH = {
@@ -54,15 +96,15 @@ MODEL_STRENGTH = {
 }
 DIFFICULTY_OFFSET = {"low": 0.6, "medium": 0.0, "high": -0.7}
 
-# Noise levels (probabilities per decision).
-ANNOTATOR_FLIP_RANGE = (0.03, 0.08)
-COHORT_LENIENCY_STEP = 0.03  # later cohorts mark "met" a little more readily
+# Noise levels (probabilities per decision). Experts rarely slip outside the low-agreement cases,
+# so that with three annotators the cohorts mostly agree and adjudication is a minority's work.
+ANNOTATOR_FLIP_RANGE = (0.005, 0.025)
+COHORT_LENIENCY_STEP = 0.01  # later cohorts mark "met" a little more readily
 LOW_AGREEMENT_FLIP = 0.32
-CHECKER_FLIP = 0.02
+CHECKER_FLIP = 0.003
 CHECKER_FLIP_LOW_AGREEMENT = 0.15
-CANNOT_ASSESS_RATE = 0.01
+CANNOT_ASSESS_RATE = 0.004
 RATIONALE_RATE = 0.12
-JUDGE_FLIP = 0.07
 JUDGE_FLIP_LOW_AGREEMENT = 0.18
 JUDGE_INVALID_RATE = 0.01
 
@@ -196,35 +238,54 @@ def _write_labels(write_label, draft: CaseDraft, response_ids, truth_rows, picks
                 write_label(label)
 
 
-def _write_judgments(write_judgment, num_rng, draft: CaseDraft, response_ids, truth, truth_rows, picks, *,
-                     judge, low_agreement) -> None:
-    judge_name, judge_model, condition = judge
+def _write_judgments(write_judgment, num_rng, draft: CaseDraft, response_ids, models, truth, truth_rows, picks, *,
+                     judge: JudgeSpec, low_agreement) -> None:
+    """One judge's judgments of a case: ``judge.samples`` per (response, criterion)."""
     criterion_ids, sentences = draft.criterion_ids, draft.sentences
     shape = truth.shape
-    flip = JUDGE_FLIP_LOW_AGREEMENT if low_agreement else JUDGE_FLIP
-    said_met = (truth ^ (num_rng.random(shape) < flip)).tolist()
-    invalid = (num_rng.random(shape) < JUDGE_INVALID_RATE).tolist()
-    for j, rid in enumerate(response_ids):
-        met, pick = truth_rows[j], picks[j]
-        for k in range(shape[1]):
-            row = {"response_id": rid, "criterion_id": criterion_ids[k], "judge": judge_name,
-                   "judge_model": judge_model, "condition": condition, "sample": 0}
-            if invalid[j][k]:
-                row.update(verdict=None, explanation="", evidence=[],
-                           raw=_GARBAGE_OUTPUTS[(pick[k] + k) % len(_GARBAGE_OUTPUTS)])
-            else:
-                is_met = said_met[j][k]
-                explanation = _JUDGE_EXPLANATIONS[is_met][pick[k] % 2]
-                row.update(
-                    verdict="met" if is_met else "not_met",
-                    explanation=explanation,
-                    evidence=[sentences[k]] if is_met and met[k] else [],
-                    raw=json.dumps({"explanation": explanation, "criteria_met": is_met}),
-                )
-            write_judgment(row)
+    flip = JUDGE_FLIP_LOW_AGREEMENT if low_agreement else judge.flip
+    own = np.array([m == judge.model for m in models])[:, None]
+    # Where the truth is "not met", leniency and (on its own model's answers) self-preference add to the error.
+    flip_p = np.where(truth, flip, flip + judge.leniency + judge.self_preference * own)
+    base = truth ^ (num_rng.random(shape) < flip_p)
+    for sample in range(judge.samples):
+        said = base ^ (num_rng.random(shape) < judge.sample_flip) if judge.samples > 1 else base
+        said_met = said.tolist()
+        invalid = (num_rng.random(shape) < JUDGE_INVALID_RATE).tolist()
+        for j, rid in enumerate(response_ids):
+            met, pick = truth_rows[j], picks[j]
+            for k in range(shape[1]):
+                row = {"response_id": rid, "criterion_id": criterion_ids[k], "judge": judge.name,
+                       "judge_model": judge.model, "condition": judge.condition, "sample": sample}
+                if invalid[j][k]:
+                    row.update(verdict=None, explanation="", evidence=[],
+                               raw=_GARBAGE_OUTPUTS[(pick[k] + k + sample) % len(_GARBAGE_OUTPUTS)])
+                else:
+                    is_met = said_met[j][k]
+                    explanation = _JUDGE_EXPLANATIONS[is_met][(pick[k] + sample) % 2]
+                    row.update(
+                        verdict="met" if is_met else "not_met",
+                        explanation=explanation,
+                        evidence=[sentences[k]] if is_met and met[k] else [],
+                        raw=json.dumps({"explanation": explanation, "criteria_met": is_met}),
+                    )
+                write_judgment(row)
 
 
-def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_humans, coverage_k, overlap) -> dict:
+def _annotate_case(row: dict) -> None:
+    """What a case carries beyond its draft: guidance on the rubric items that need it, and its
+    task themes as HealthBench-style example tags (``theme:NAME``), so the HealthBench score has
+    themes to break down by."""
+    for criterion in row["criteria"]:
+        guidance = criterion_guidance(text=criterion["text"], weight=criterion["weight"], tag=criterion["tags"][-1],
+                                      min_evidence=criterion["min_evidence"])
+        if guidance:
+            criterion["guidance"] = guidance
+    row["metadata"]["example_tags"] = [f"theme:{theme.replace(' ', '_')}" for theme in row["metadata"]["task_themes"]]
+
+
+def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judges, with_humans, coverage_k, overlap) -> dict:
+    judge_models = sorted({j.model for j in judges})
     return {
         "slug": slug,
         "name": "Synthetic clinical study (demo)",
@@ -232,17 +293,16 @@ def _project(*, slug, seed, n_cases, n_criteria, models, cohorts, judge, with_hu
             f"Deterministic synthetic ClinConsensus-style study (seed {seed}): {n_cases} cases with "
             f"{n_criteria} case-specific binary criteria, answers from {len(models)} models"
             f"{' and physicians' if with_humans else ''}, {len(cohorts)} expert cohorts"
-            f"{' and one replayed LLM judge' if judge else ''}. All content is invented; not medical advice."
+            f"{f' and {len(judges)} replayed LLM judges ({len(judge_models)} models)' if judges else ''}. "
+            "All content is invented; not medical advice."
         ),
         "blind": True,
         "coverage_k": int(coverage_k),
         "overlap": int(overlap),  # what the demo's labels have: the project page and the assign form say so
         "rubric": [],
+        "guidelines": GUIDELINES,
         "cohorts": [{"name": name} for name, _, _ in cohorts],
-        "judges": [] if judge is None else [{
-            "name": judge[0], "backend": "replay", "model": judge[1], "condition": judge[2],
-            "temperature": 0.0, "samples": 1,
-        }],
+        "judges": [j.project_spec() for j in judges],
     }
 
 
@@ -255,9 +315,9 @@ def generate_clinical(
     models: Sequence[str] = DEFAULT_MODELS,
     human_answer_cases: int = 8,
     cohorts: Sequence[tuple[str, Sequence[str], str | None]] = DEFAULT_COHORTS,
-    overlap: int = 2,
+    overlap: int = 3,
     checker_share: float = 0.25,
-    judge: tuple[str, str, str] | None = DEFAULT_JUDGE,
+    judges: Sequence[JudgeSpec] = DEFAULT_JUDGES,
     low_agreement_share: float = 0.15,
     seed: int = 7,
     coverage_k: int | None = None,
@@ -265,7 +325,7 @@ def generate_clinical(
     """Write the synthetic clinical study bundle to ``out_dir``; return a summary.
 
     ``cohorts`` is a sequence of ``(name, annotator usernames, checker username
-    or None)``; ``judge`` is ``(name, model, condition)`` or None. Each answer
+    or None)``; ``judges`` the replayed judges (``JudgeSpec``, none: ``()``). Each answer
     gets ``overlap`` annotators per cohort (labelling all its criteria) and,
     for a ``checker_share`` of answers, the cohort's checker too. With
     ``coverage_k=None`` the project's k is calibrated like ClinConsensus: the
@@ -274,6 +334,7 @@ def generate_clinical(
     ``coverage_k``, ``low_agreement_cases`` and ``human_answer_cases`` (case ids).
     """
     models = tuple(models)
+    judges = tuple(judges)
     cohorts = tuple((name, tuple(pool), checker) for name, pool, checker in cohorts)
     _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_share, low_agreement_share)
     human_cases = _pick_cases(seed, 1, n_cases, human_answer_cases)
@@ -290,6 +351,7 @@ def generate_clinical(
             num_rng = np.random.default_rng([seed, 1000 + case_index])
             low_agreement = case_index in low_cases
             draft = build_case(text_rng, case_id, n_criteria)
+            _annotate_case(draft.row)
             writer.case(draft.row)
 
             authors = [(m, "model") for m in models]
@@ -317,15 +379,16 @@ def generate_clinical(
                                       low_agreement=low_agreement, flip_rates=flip_rates)
             picks = num_rng.integers(0, 3, truth.shape).tolist()  # phrasing choices
             _write_labels(writer.label, draft, response_ids, truth_rows, picks, label_rows)
-            if judge is not None:
-                _write_judgments(writer.judgment, num_rng, draft, response_ids, truth, truth_rows, picks,
+            models_of = [m for m, _ in authors]
+            for judge in judges:
+                _write_judgments(writer.judgment, num_rng, draft, response_ids, models_of, truth, truth_rows, picks,
                                  judge=judge, low_agreement=low_agreement)
 
         if coverage_k is None:
             total, count = hits["human"] if hits["human"][1] else hits["all"]
             coverage_k = min(n_criteria, max(1, round(total / count)))
         counts = writer.finish(_project(slug=slug, seed=seed, n_cases=n_cases, n_criteria=n_criteria, models=models,
-                                        cohorts=cohorts, judge=judge, with_humans=bool(human_cases),
+                                        cohorts=cohorts, judges=judges, with_humans=bool(human_cases),
                                         coverage_k=coverage_k, overlap=overlap))
     counts.update(
         coverage_k=int(coverage_k),
@@ -342,10 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--criteria", type=int, default=30)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--slug", default="clinical-demo")
-    parser.add_argument("--no-judge", action="store_true", help="leave out the replayed judge")
+    parser.add_argument("--no-judge", action="store_true", help="leave out the replayed judges")
     args = parser.parse_args(argv)
     summary = generate_clinical(args.out, slug=args.slug, n_cases=args.cases, n_criteria=args.criteria,
-                                seed=args.seed, judge=None if args.no_judge else DEFAULT_JUDGE)
+                                seed=args.seed, judges=() if args.no_judge else DEFAULT_JUDGES)
     counts = {k: v for k, v in summary.items() if isinstance(v, int)}
     print(json.dumps(counts, sort_keys=True))
     return 0

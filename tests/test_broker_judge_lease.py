@@ -45,7 +45,7 @@ def study(transactional_db, tmp_path):
     if connection.vendor != "postgresql":
         pytest.skip("the worker processes must share the test database: PostgreSQL only")
     generate_clinical(tmp_path / "bundle", slug="lease", n_cases=8, n_criteria=5, models=["m-a", "m-b", "m-c"],
-                      human_answer_cases=0, judge=None, seed=5)
+                      human_answer_cases=0, judges=(), seed=5)
     bundle_import(path=tmp_path / "bundle")
     return Project.objects.get(slug="lease")
 

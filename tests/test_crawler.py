@@ -124,7 +124,7 @@ def _no_judge_project(work: Path):
     from annotation.models import Assignment, Cohort, Project
     from grading.bundles import bundle_import
 
-    _small_clinical(work, slug=NO_JUDGE, judge=None, seed=3, low_agreement_share=1.0)
+    _small_clinical(work, slug=NO_JUDGE, judges=(), seed=3, low_agreement_share=1.0)
     spec = json.loads((work / "project.json").read_text())
     spec["name"] = "Two cohorts, no judge yet"
     (work / "project.json").write_text(json.dumps(spec))

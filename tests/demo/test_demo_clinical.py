@@ -9,7 +9,7 @@ import pytest
 from bench.generate_bundle import generate_bench_bundle
 from bench.generate_bundle import main as bench_main
 from demo.bundle_io import JSONL_FILES, iter_jsonl, read_project, validate_bundle
-from demo.clinical import DEFAULT_MODELS, generate_clinical
+from demo.clinical import DEFAULT_JUDGES, DEFAULT_MODELS, generate_clinical
 
 FILES = ("project.json", *JSONL_FILES)
 
@@ -39,9 +39,9 @@ def test_default_counts(default_bundle):
     assert summary["cases"] == 40
     assert summary["criteria"] == 40 * 30
     assert summary["responses"] == n_responses
-    assert summary["judgments"] == n_responses * 30
-    # overlap 2 in each of 2 cohorts, plus checkers on some responses
-    annotator_labels = n_responses * 30 * 2 * 2
+    assert summary["judgments"] == n_responses * 30 * sum(j.samples for j in DEFAULT_JUDGES)
+    # overlap 3 in each of 2 cohorts, plus checkers on some responses
+    annotator_labels = n_responses * 30 * 3 * 2
     assert annotator_labels < summary["labels"] < annotator_labels + n_responses * 30 * 2
     assert validate_bundle(out) == {k: summary[k] for k in ("cases", "criteria", "responses", "labels", "judgments")}
 
@@ -57,7 +57,7 @@ def test_labels_follow_overlap_and_checker_rules(default_bundle):
             per_item[(label["response_id"], label["criterion_id"], label["cohort"])] += 1
         else:
             checker_per_response[(label["response_id"], label["cohort"])] += 1
-    assert set(per_item.values()) == {2}
+    assert set(per_item.values()) == {3}
     assert set(checker_per_response.values()) == {30}
     assert members["group-1"] == {(f"g1-ann{i}", "annotator") for i in range(1, 5)} | {("g1-check", "checker")}
     assert members["group-2"] == {(f"g2-ann{i}", "annotator") for i in range(1, 4)} | {("g2-check", "checker")}
@@ -100,6 +100,40 @@ def test_cases_responses_and_judge_look_like_the_spec(default_bundle):
     invalid = [j for j in judgments if j["verdict"] is None]
     assert 0 < len(invalid) < 0.03 * len(judgments)
     assert all(j["raw"] for j in judgments if j["verdict"] is not None)
+
+
+def test_guidelines_guidance_and_example_tags(default_bundle):
+    out, _ = default_bundle
+    project = read_project(out)
+    assert project["guidelines"].startswith("# Labelling guide") and "Penalty items" in project["guidelines"]
+    criteria = [c for case in iter_jsonl(out / "cases.jsonl") for c in case["criteria"]]
+    guided = [c for c in criteria if c.get("guidance")]
+    # every penalty and every item that needs a quote says how to apply it; plain items have none
+    assert all(c.get("guidance") for c in criteria if c["weight"] < 0 or c["min_evidence"])
+    assert 0.2 * len(criteria) < len(guided) < len(criteria)
+    assert all("Evidence required" in c["guidance"] for c in criteria if c["min_evidence"])
+    case = next(iter_jsonl(out / "cases.jsonl"))
+    assert case["metadata"]["example_tags"] == [f"theme:{t.replace(' ', '_')}" for t in case["metadata"]["task_themes"]]
+
+
+def test_judges_of_both_conditions_and_samples(default_bundle):
+    out, _ = default_bundle
+    judges = {j["name"]: j for j in read_project(out)["judges"]}
+    by_model = collections.defaultdict(set)
+    for j in judges.values():
+        by_model[j["model"]].add(j["condition"])
+    assert all(conditions == {"attributed", "anonymized"} for conditions in by_model.values()) and len(by_model) == 3
+    samples = collections.defaultdict(set)
+    own, other = collections.Counter(), collections.Counter()
+    models = {r["response_id"]: r["model"] for r in iter_jsonl(out / "responses.jsonl")}
+    for row in iter_jsonl(out / "judgments.jsonl"):
+        samples[row["judge"]].add(row["sample"])
+        if row["judge"] == "gpt-4o-judge-attributed":
+            (own if models[row["response_id"]] == "gpt-4o" else other)[row["verdict"]] += 1
+    assert samples["claude-judge"] == {0, 1, 2} and judges["claude-judge"]["samples"] == 3
+    assert all(samples[name] == {0} for name in judges if name != "claude-judge")
+    # the attributed gpt-4o judge leans towards gpt-4o's answers (gpt-4o is a strong model too: compare loosely)
+    assert own["met"] / sum(own.values()) > other["met"] / sum(other.values())
 
 
 def test_low_agreement_cases_disagree_more(default_bundle):
