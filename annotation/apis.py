@@ -8,11 +8,14 @@ import math
 import django_filters
 from django.core.exceptions import ValidationError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
+from evalsite.api_errors import django_refusal
+from evalsite.api_filters import StrictFilterSet
+from evalsite.api_inputs import JsonInput
 from evalsite.api_pagination import Pagination
 
 from . import selectors
@@ -43,7 +46,7 @@ class AssignmentListApi(generics.ListAPIView):
         position = serializers.IntegerField()
         decided = serializers.IntegerField()
 
-    class Filter(django_filters.FilterSet):
+    class Filter(StrictFilterSet):
         project = django_filters.CharFilter(field_name="project__slug")
         status = django_filters.ChoiceFilter(choices=Assignment.STATUSES)
 
@@ -102,7 +105,7 @@ class AssignmentDetailApi(APIView):
 
 
 class LabelSaveApi(APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(JsonInput):
         assignment = serializers.IntegerField(help_text="The assignment's id (404 when it is not the caller's).")
         criterion = serializers.IntegerField(help_text="The criterion's id in the assignment's rubric.")
         verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
@@ -131,7 +134,7 @@ class LabelSaveApi(APIView):
         except LabelConflict as exc:
             return ApiResponse(_errors(exc), status=status.HTTP_409_CONFLICT)
         except ValidationError as exc:
-            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+            return django_refusal(exc)  # 400; 409 for a submitted (read-only) assignment
         return ApiResponse(LabelOutputSerializer(label).data, status=status.HTTP_200_OK)
 
 
@@ -140,7 +143,7 @@ class LabelBatchApi(APIView):
     invalid decision names its criterion and nothing is saved (409 / 400)."""
 
     @extend_schema_serializer(component_name="BatchDecision")
-    class DecisionSerializer(serializers.Serializer):
+    class DecisionSerializer(JsonInput):
         criterion = serializers.IntegerField()
         verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
         option = serializers.CharField(max_length=200, required=False, allow_null=True)
@@ -154,7 +157,7 @@ class LabelBatchApi(APIView):
     class InputSerializer(serializers.Serializer):
         labels = serializers.ListField(allow_empty=False, max_length=BATCH_MAX)  # each item: DecisionSerializer
 
-    @extend_schema(request=DecisionSerializer(many=True), responses={
+    @extend_schema(request=DecisionSerializer(many=True, allow_empty=False, max_length=BATCH_MAX), responses={
         200: LabelOutputSerializer(many=True), 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT, 409: OpenApiTypes.OBJECT})
     def post(self, request, assignment_id: int):
         """Body: ``{"labels": [decision, ...]}`` (or the bare list); answer: the labels in order. Another
@@ -193,12 +196,13 @@ class LabelBatchApi(APIView):
         try:
             labels = labels_record_batch(assignment_id=assignment_id, user=request.user, decisions=decisions, rows=True)
         except BatchRefused as exc:
-            body = {**_errors(exc), "index": exc.index, "criterion": exc.criterion_id}
+            answer = django_refusal(exc)  # 409 for a stale revision, 404 for a criterion not of the assignment
+            answer.data.update({"index": exc.index, "criterion": exc.criterion_id})
             if exc.conflict and exc.error.label is not None:
-                body["current"] = LabelOutputSerializer(exc.error.label).data
-            return ApiResponse(body, status=status.HTTP_409_CONFLICT if exc.conflict else status.HTTP_400_BAD_REQUEST)
+                answer.data["current"] = LabelOutputSerializer(exc.error.label).data
+            return answer
         except ValidationError as exc:
-            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+            return django_refusal(exc)
         return ApiResponse([label_output(label) for label in labels])
 
 
@@ -260,11 +264,14 @@ def decisions_well_formed(items: list) -> list[dict] | None:
 
 
 class AssignmentSubmitApi(APIView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(
+        OpenApiTypes.OBJECT, description="not submittable as it stands: criteria undecided, evidence missing, "
+                                         "or submitted already")})
     def post(self, request, assignment_id: int):
+        """Submit the assignment; it takes no body, so a refusal is always the assignment's state (409)."""
         assignment = selectors.assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
         try:
             assignment = assignment_submit(assignment=assignment, user=request.user)
         except ValidationError as exc:
-            return ApiResponse(_errors(exc), status=status.HTTP_400_BAD_REQUEST)
+            return django_refusal(exc, status.HTTP_409_CONFLICT)
         return ApiResponse({"id": assignment.pk, "status": assignment.status})

@@ -18,6 +18,8 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
+from evalsite.codes import CONFLICT, NOT_FOUND
+
 from .access import user_may
 from .models import Assignment, Cohort, CohortMembership, Label, Project, Response
 from .projects import audit_record
@@ -114,13 +116,15 @@ def assignment_reassign(*, assignment: Assignment, annotator, by) -> Assignment:
     if assignment.status != Assignment.OPEN or Label.objects.filter(
         response_id=assignment.response_id, annotator_id=assignment.annotator_id
     ).exists():
-        raise ValidationError({"assignment": "only an open assignment without saved labels can be reassigned"})
+        raise ValidationError({"assignment": ValidationError("only an open assignment without saved labels can be reassigned",
+                                                             code=CONFLICT)})
     if not CohortMembership.objects.filter(
         cohort_id=assignment.cohort_id, user_id=annotator.pk, role=CohortMembership.ANNOTATOR
     ).exists():
-        raise ValidationError({"annotator": f"{annotator} is not an annotator of cohort {assignment.cohort.name}"})
+        raise ValidationError({"annotator": ValidationError(
+            f"{annotator} is not an annotator of cohort {assignment.cohort.name}", code=CONFLICT)})
     if Assignment.objects.filter(response_id=assignment.response_id, annotator_id=annotator.pk).exists():
-        raise ValidationError({"annotator": f"{annotator} already has this item"})
+        raise ValidationError({"annotator": ValidationError(f"{annotator} already has this item", code=CONFLICT)})
     last = Assignment.objects.filter(project_id=assignment.project_id, annotator_id=annotator.pk).order_by("-position").first()
     before = assignment.annotator.username
     assignment.annotator_id = annotator.pk
@@ -215,5 +219,5 @@ def project_assign(*, project: Project, cohort_id: int, overlap: int, method: st
         raise PermissionDenied("Only the project's managers assign work")
     cohort = Cohort.objects.filter(project=project, pk=cohort_id).select_related("project").first()
     if cohort is None:
-        raise ValidationError({"cohort": "no such cohort in this project"})
+        raise ValidationError({"cohort": ValidationError("no such cohort in this project", code=NOT_FOUND)})
     return assignments_create(cohort=cohort, overlap=overlap, method=method, seed=seed, by=by)

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from evalsite.codes import CONFLICT, NOT_FOUND
+
 from .models import AuditEvent, Cohort, CohortMembership, Project, ProjectRole
 
 ROLE_NONE = "none"
@@ -37,7 +39,7 @@ def project_role_set(*, project: Project, username: str, role: str, by=None) -> 
         raise ValidationError({"role": f"role {role!r} is not one of {', '.join(ROLE_CHOICES)}"})
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise ValidationError({"user": f"no user {username!r}"})
+        raise ValidationError({"user": ValidationError(f"no user {username!r}", code=NOT_FOUND)})
     current = ProjectRole.objects.select_for_update().filter(project=project, user=user).first()
     before = current.role if current else None
     if role == ROLE_NONE:
@@ -65,11 +67,12 @@ def cohort_member_add(*, cohort: Cohort, username: str, role: str = CohortMember
         raise ValidationError({"role": f"role {role!r} is not one of {', '.join(dict(CohortMembership.ROLES))}"})
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise ValidationError({"username": f"no user {username!r}"})
+        raise ValidationError({"username": ValidationError(f"no user {username!r}", code=NOT_FOUND)})
     current = CohortMembership.objects.select_for_update().filter(project_id=cohort.project_id, user=user).first()
     if current is not None and current.cohort_id != cohort.pk:
-        raise ValidationError({"username": f"{username} is already in cohort {current.cohort.name} of this project; "
-                                           "a user belongs to one cohort per project"})
+        raise ValidationError({"username": ValidationError(
+            f"{username} is already in cohort {current.cohort.name} of this project; a user belongs to one cohort per project",
+            code=CONFLICT)})
     if current is not None and current.role == role:
         return current
     before = current.role if current else None

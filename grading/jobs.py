@@ -100,14 +100,20 @@ def data_job_export_start(*, project: Project, user) -> DataJob:
 
 @transaction.atomic
 def data_job_import_start(*, upload, user, project: Project | None = None, update_settings: bool = False,
-                          data_format: str = "", choose_columns: bool = False, project_slug: str = "") -> DataJob:
+                          data_format: str = "", choose_columns: bool = False, project_slug: str = "",
+                          name_says_format: bool = True) -> DataJob:
     """Store an uploaded file and queue its import in ``data_format`` (a declared format's name;
     empty: recognized from the file when the job runs). ``project``: the project the upload must
     belong to (checked when the job runs); None for a new project, which a file that names no
     project makes under ``project_slug`` or, without one, named after the file
     (``ImportRequest.project_slug``). ``choose_columns``: an upload in a format read column by
     column is held (``DataJob.COLUMNS_STAGE``) until its uploader has chosen its columns
-    (``data_job_columns_choose``); without it such a file is read by its headers' names."""
+    (``data_job_columns_choose``); without it such a file is read by its headers' names.
+    ``name_says_format``: the file's name must end with a suffix of its format, or of some format
+    when none is named (a person's upload: a wrong file is refused at once, saying what to upload);
+    False (the API, whose schema cannot state a file's name): a named format reads the file
+    whatever its name, and a file whose name says no format is recognized from its content when
+    the job runs (which fails, saying so, when nothing reads it)."""
     limit = settings.EVALSITE_MAX_UPLOAD_BYTES
     if upload.size > limit:
         raise ValidationError({"bundle": f"the file is {size_text(upload.size)}; the limit is {size_text(limit)}"})
@@ -120,8 +126,10 @@ def data_job_import_start(*, upload, user, project: Project | None = None, updat
         chosen = formats(reading=True)
     suffixes = tuple(s for f in chosen for s in f.suffixes) if data_format else upload_suffixes()
     suffix = next((s for s in suffixes if upload.name.lower().endswith(s)), None)
-    if suffix is None:
+    if suffix is None and name_says_format:
         raise ValidationError({"bundle": "upload " + "; or ".join(f.upload_help for f in chosen)})
+    if suffix is None:
+        suffix = chosen[0].suffixes[0] if data_format else ""
     job = DataJob.objects.create(kind=DataJob.IMPORT, project=project, user=user, stage="queued",
                                  params={"update_settings": bool(update_settings), "name": upload.name[:200],
                                          "expect_slug": project.slug if project else None, "format": data_format,

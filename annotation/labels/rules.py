@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
+from evalsite.codes import CONFLICT
+
 from ..decisions import DecisionError, decision_validate
 from ..markdown import quote_in_response
 from ..models import Assignment, Criterion, Label
@@ -43,9 +45,13 @@ class BatchRefused(ValidationError):
     def __init__(self, *, index: int, criterion_id: int, error: ValidationError):
         self.index, self.criterion_id, self.error = index, criterion_id, error
         self.conflict = isinstance(error, LabelConflict)
+        inner = [e.code for e in (error.error_list if not hasattr(error, "error_dict")
+                                  else [e for items in error.error_dict.values() for e in items])]
+        code = CONFLICT if self.conflict else inner[0] if inner and len(set(inner)) == 1 and inner[0] else "invalid"
+        self.code_of_refusal = code  # CONFLICT (a stale revision), NOT_FOUND (no such criterion) or "invalid"
         detail = "; ".join(error.messages)
-        super().__init__({"labels": f"decision {index + 1} (criterion {criterion_id}): {detail}; nothing was saved"},
-                         code="conflict" if self.conflict else "invalid")
+        super().__init__({"labels": ValidationError(
+            f"decision {index + 1} (criterion {criterion_id}): {detail}; nothing was saved", code=code)})
 
 
 @dataclass

@@ -10,6 +10,7 @@ from django.db import connection, transaction
 from django.http import Http404
 from django.utils import timezone
 
+from evalsite.codes import CONFLICT, NOT_FOUND
 from evalsite.converters import id_in_range
 
 from ..models import Assignment, Label
@@ -163,13 +164,14 @@ def _labels_write_once(*, changes, user, action, note, replace, assignment_id, b
         assignment, targets = reading.assignment_targets(assignment_id=assignment_id, user=user, changes=changes,
                                                          whole_criteria=not rows)
         if assignment.status not in EDITABLE_STATUSES:
-            raise ValidationError({"assignment": "this assignment is submitted and read-only"}, code="read_only")
+            raise ValidationError({"assignment": ValidationError("this assignment is submitted and read-only", code=CONFLICT)})
         for index, target in enumerate(targets):
             if target is None:
                 if not batch:
                     raise Http404("No such criterion")
                 raise BatchRefused(index=index, criterion_id=changes[index].criterion_id,
-                                   error=ValidationError({"criterion": "not a criterion of this assignment"}))
+                                   error=ValidationError({"criterion": ValidationError("not a criterion of this assignment",
+                                                                                       code=NOT_FOUND)}))
     else:
         targets = reading.keyed_targets(changes)
         seen_keys: set[tuple] = set()

@@ -158,8 +158,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["evalsite.api_parsers.JSONParser", "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    # Request bodies are JSON (the uploads are multipart: their views say so): a form cannot carry
+    # null, a number or a list as the schema states them.
+    "DEFAULT_PARSER_CLASSES": ["evalsite.api_parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "evalsite.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "evalsite.api_schema.Schema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "evalsite.api_pagination.Pagination",
@@ -188,6 +190,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The two verdict choice sets (a label's, with human names, and the API inputs') are one enum.
     "ENUM_NAME_OVERRIDES": {"Verdict": "annotation.decisions.VERDICTS"},
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "evalsite.api_schema.parameters_refuse_nul"],
 }
 
 # Content-Security-Policy on every page: scripts and styles from this site only, nothing inline

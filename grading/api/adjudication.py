@@ -12,10 +12,12 @@ from rest_framework.response import Response as ApiResponse
 from annotation import vocabulary
 from annotation.models import Criterion, Response
 from annotation.vocabulary import VERDICTS
+from evalsite.api_filters import StrictFilterSet
+from evalsite.api_inputs import JsonInput
 
 from ..adjudication.services import AdjudicationConflict, adjudication_record
 from ..models import Adjudication
-from .common import responses, validation_error, write_responses
+from .common import not_found, responses, validation_error, write_responses
 from .projects import _ProjectList
 
 
@@ -38,7 +40,7 @@ class AdjudicationOutput(serializers.ModelSerializer):
         return vocabulary.ADJUDICATED
 
 
-class AdjudicationFilter(django_filters.FilterSet):
+class AdjudicationFilter(StrictFilterSet):
     response_id = django_filters.CharFilter(field_name="response__external_id")
     criterion_id = django_filters.CharFilter(field_name="criterion__external_id")
 
@@ -47,7 +49,7 @@ class AdjudicationFilter(django_filters.FilterSet):
         fields = ["response_id", "criterion_id", "category", "confidence"]
 
 
-class AdjudicationInput(serializers.Serializer):
+class AdjudicationInput(JsonInput):
     response_id = serializers.CharField(max_length=200)
     criterion_id = serializers.CharField(max_length=200)
     verdict = serializers.ChoiceField(choices=VERDICTS, required=False, allow_null=True)
@@ -83,11 +85,10 @@ class AdjudicationListApi(_ProjectList):
         d = data.validated_data
         response = Response.objects.filter(project=project, external_id=d["response_id"]).first()
         if response is None:
-            return ApiResponse({"response_id": [f"no response {d['response_id']!r} in this project"]}, status=status.HTTP_400_BAD_REQUEST)
+            return not_found("response_id", f"no response {d['response_id']!r} in this project")
         criterion = Criterion.objects.filter(project=project, external_id=d["criterion_id"]).first()
         if criterion is None:
-            return ApiResponse({"criterion_id": [f"no criterion {d['criterion_id']!r} in this project"]},
-                               status=status.HTTP_400_BAD_REQUEST)
+            return not_found("criterion_id", f"no criterion {d['criterion_id']!r} in this project")
         try:
             adjudication = adjudication_record(
                 response=response, criterion=criterion, user=request.user, verdict=d.get("verdict"),

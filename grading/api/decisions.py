@@ -5,18 +5,17 @@ pipeline can audit a figure decision by decision. For the project's adjudicators
 does not have is a 404 too.
 """
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
-from rest_framework import serializers, status
+from drf_spectacular.utils import extend_schema, extend_schema_serializer, inline_serializer
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
 from annotation.models import Criterion, Response
 
+from ..reports.registry import SourceField
 from ..selectors import source_decision_records
-from ..sources import source_parse
 
 
 class DecisionPagination(LimitOffsetPagination):
@@ -28,7 +27,7 @@ class DecisionListApi(APIView):
     """``GET /api/projects/{slug}/decisions/?source=cohort:NAME|judge:NAME|gold[&response=ID][&criterion=ID]``"""
 
     class FilterSerializer(serializers.Serializer):
-        source = serializers.CharField(max_length=300)
+        source = SourceField()  # a cohort or judge the project does not have: 404
         response = serializers.CharField(max_length=200, required=False)
         criterion = serializers.CharField(max_length=200, required=False)
 
@@ -44,19 +43,19 @@ class DecisionListApi(APIView):
         n = serializers.IntegerField()
 
     @extend_schema(
-        parameters=[OpenApiParameter("source", str, required=True), OpenApiParameter("response", str),
-                    OpenApiParameter("criterion", str)],
-        responses={200: OutputSerializer(many=True), 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+        parameters=[FilterSerializer],
+        # The answer is a page (DecisionPagination: count, next, previous, results), as the view sends it.
+        responses={200: inline_serializer("PaginatedDecisionList", {
+            "count": serializers.IntegerField(), "next": serializers.CharField(allow_null=True),
+            "previous": serializers.CharField(allow_null=True), "results": OutputSerializer(many=True)}),
+            400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
     def get(self, request, slug: str):
         project = project_get_for(user=request.user, action="inspect", slug=slug)
-        filters = self.FilterSerializer(data=request.query_params)
+        filters = self.FilterSerializer(data=request.query_params, context={"project": project, "local_only": True})
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
-        try:
-            source = source_parse(text=data["source"], project=project, local_only=True)
-        except (ValueError, LookupError) as exc:
-            return ApiResponse({"source": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        source = data["source"]
         for name, model in (("response", Response), ("criterion", Criterion)):
             wanted = data.get(name)
             if wanted is not None and not model.objects.filter(project=project, external_id=wanted).exists():

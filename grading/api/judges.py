@@ -5,23 +5,37 @@ import django_filters
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
 from annotation.vocabulary import VERDICTS
+from evalsite.api_filters import StrictFilterSet
+from evalsite.api_inputs import JsonInput
 from evalsite.converters import ID_MAX
 
 from ..judges import services
-from ..judges.backends import backend_for, backend_names
+from ..judges.backends import backend_for, backend_get, backend_names
+from ..judges.endpoints import endpoint_schema
 from ..judges.selectors import run_get_for_manager
+from ..judges.settings import RUBRIC_VARIANTS, SettingsError, settings_schema_check
 from ..models import Judge, JudgeRun, Judgment, PromptTemplate
-from .common import IdFilter, StrictBooleanFilter, responses, validation_error, write_responses
+from .common import (
+    CONFLICT_ANSWER,
+    IdFilter,
+    MoneyField,
+    StrictBooleanFilter,
+    conflict,
+    not_found,
+    responses,
+    validation_error,
+    write_responses,
+)
 from .projects import _ProjectList
 
-MONEY = {"max_digits": 10, "decimal_places": 4, "min_value": 0, "coerce_to_string": False}
+MONEY = {"max_digits": 10, "decimal_places": 4}
 
 
 class JudgeOutput(serializers.ModelSerializer):
@@ -35,9 +49,42 @@ class JudgeOutput(serializers.ModelSerializer):
         extra_kwargs = {"price_in_per_mtok": {"coerce_to_string": False}, "price_out_per_mtok": {"coerce_to_string": False}}
 
 
-class JudgeInput(serializers.Serializer):
+class RangedPrimaryKeyField(serializers.PrimaryKeyRelatedField):
+    """An id checked against its ``pk_field``'s range before the lookup: out of range is a 400
+    naming it; in range and not there, DRF's ``does_not_exist`` (a 404, ``evalsite.api_errors``)."""
+
+    def to_internal_value(self, data):
+        self.pk_field.run_validation(data)
+        return super().to_internal_value(data)
+
+
+class JudgeSettingsField(serializers.DictField):
+    """A judge's ``settings`` for one backend: checked against the backend's JSON Schema
+    (``JudgeBackend.settings_schema``), which is also what the API's schema states for it."""
+
+    def __init__(self, *, backend, **kwargs):
+        self.backend = backend
+        super().__init__(**kwargs)
+
+    def json_schema(self) -> dict:
+        return self.backend.settings_schema()
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        try:
+            settings_schema_check(self.json_schema(), value)
+        except SettingsError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+
+class JudgeInput(JsonInput):
     """A judge's configuration; ``settings`` is the JSON of SPEC §7 (json_mode, timeouts, few-shot,
-    rate limits, panel members...), checked by the same rules as the judges page."""
+    rate limits, panel members...), checked by the same rules as the judges page. Each configurable
+    backend has its own subclass (``judge_input_classes``): its settings' schema, whether it needs a
+    model, the endpoints and key variables it may name; the API's schema states them as one of
+    these bodies, told apart by ``backend``."""
+    judge_backend = None  # the subclass's backend
     name = serializers.CharField(max_length=100)
     backend = serializers.ChoiceField(choices=[], help_text="A configurable judge backend: openai, baseline or panel.")
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -48,16 +95,58 @@ class JudgeInput(serializers.Serializer):
     samples = serializers.IntegerField(min_value=1, max_value=100, default=1)
     concurrency = serializers.IntegerField(min_value=1, max_value=256, default=8)
     max_retries = serializers.IntegerField(min_value=0, max_value=20, default=3)
-    price_in_per_mtok = serializers.DecimalField(**MONEY, default=0)
-    price_out_per_mtok = serializers.DecimalField(**MONEY, default=0)
+    price_in_per_mtok = MoneyField(**MONEY, default=0)
+    price_out_per_mtok = MoneyField(**MONEY, default=0)
     settings = serializers.DictField(required=False, default=dict)
-    prompt_template = serializers.PrimaryKeyRelatedField(
+    prompt_template = RangedPrimaryKeyField(
         queryset=PromptTemplate.objects.all(), required=False, allow_null=True,
         pk_field=serializers.IntegerField(min_value=1, max_value=ID_MAX))  # checked before the query: no overflow
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["backend"].choices = backend_names(configurable=True)  # the registry's, as of now
+        backend = self.judge_backend
+        self.fields["backend"].choices = [backend.name] if backend else backend_names(configurable=True)
+        if backend is None:
+            return
+        needed = bool(backend.settings_schema().get("required"))  # a panel's members
+        self.fields["settings"] = JudgeSettingsField(backend=backend, **({} if needed else {"required": False, "default": dict}))
+        if backend.needs_model:
+            self.fields["model"] = serializers.CharField(max_length=200, help_text=f"required by {backend.label}")
+
+    def json_schema_extra(self, schema: dict) -> None:
+        """The pairs of base URL and key variable the deployment allows (``endpoint_schema``)."""
+        if self.judge_backend is None:
+            return
+        rule = endpoint_schema(calls_out=self.judge_backend.calls_out)
+        for name, extra in rule.pop("properties").items():
+            schema["properties"][name] = {**schema["properties"][name], **extra}
+            schema["properties"][name].pop("pattern", None)  # the enum says it all
+        schema.update(rule)
+        if self.partial:
+            # A change names the backend, and with it what that backend reads (its settings, a model):
+            # the judge's stored values may be another backend's.
+            needed = {name for name, f in type(self)().fields.items() if f.required} - {"name"}
+            schema["required"] = sorted({*schema.get("required", []), *needed, "backend", "settings"})
+
+
+def judge_input_classes() -> dict[str, type[JudgeInput]]:
+    """The request body of each configurable backend, by its name (the registry's, as of now)."""
+    return {name: type(f"{name.title().replace('_', '')}JudgeInput", (JudgeInput,), {"judge_backend": backend_get(name)})
+            for name in backend_names(configurable=True)}
+
+
+def judge_input(data, *, judge: Judge | None = None) -> JudgeInput:
+    """The serializer of a request body: its ``backend``'s (on a change, the judge's when the body
+    does not name one); a backend that is not configurable is refused by the base class."""
+    name = data.get("backend") if isinstance(data, dict) else None
+    cls = judge_input_classes().get(name if name is not None or judge is None else judge.backend, JudgeInput)
+    return cls(data=data, partial=judge is not None)
+
+
+def judge_request(*, partial: bool) -> PolymorphicProxySerializer:
+    return PolymorphicProxySerializer(
+        component_name="JudgeInput", resource_type_field_name="backend",
+        serializers={name: cls(partial=partial) for name, cls in judge_input_classes().items()})
 
 
 class JudgeListApi(_ProjectList):
@@ -71,14 +160,13 @@ class JudgeListApi(_ProjectList):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=JudgeInput, responses=write_responses({201: JudgeOutput}))
+    @extend_schema(request=judge_request(partial=False), responses=write_responses({201: JudgeOutput}, CONFLICT_ANSWER))
     def post(self, request, slug: str):
         project = self.project()
-        data = JudgeInput(data=request.data)
+        data = judge_input(request.data)
         data.is_valid(raise_exception=True)
         if Judge.objects.filter(project=project, name=data.validated_data["name"]).exists():
-            return ApiResponse({"name": [f"a judge {data.validated_data['name']!r} exists in this project"]},
-                               status=status.HTTP_400_BAD_REQUEST)
+            return conflict("name", f"a judge {data.validated_data['name']!r} exists in this project")
         judge = Judge(project=project, **data.validated_data)
         try:
             services.judge_save(judge=judge, by=request.user)
@@ -96,18 +184,17 @@ class JudgeDetailApi(APIView):
     def get(self, request, slug: str, judge_id: int):
         return ApiResponse(JudgeOutput(self._judge(request, slug, judge_id)).data)
 
-    @extend_schema(request=JudgeInput(partial=True), responses=write_responses(JudgeOutput))
+    @extend_schema(request=judge_request(partial=True), responses=write_responses(JudgeOutput, CONFLICT_ANSWER))
     def patch(self, request, slug: str, judge_id: int):
         """Change some fields of an LLM judge, the baseline or a panel (imported judges are data)."""
         judge = self._judge(request, slug, judge_id)
         if not backend_for(judge).configurable:
-            return ApiResponse({"backend": [f"a {judge.backend} judge is data, not a configuration; it cannot be edited"]},
-                               status=status.HTTP_400_BAD_REQUEST)
-        data = JudgeInput(data=request.data, partial=True)
+            return conflict("backend", f"a {judge.backend} judge is data, not a configuration; it cannot be edited")
+        data = judge_input(request.data, judge=judge)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if "name" in values and Judge.objects.filter(project=judge.project, name=values["name"]).exclude(pk=judge.pk).exists():
-            return ApiResponse({"name": [f"a judge {values['name']!r} exists in this project"]}, status=status.HTTP_400_BAD_REQUEST)
+            return conflict("name", f"a judge {values['name']!r} exists in this project")
         for field, value in values.items():
             setattr(judge, field, value)
         try:
@@ -141,21 +228,21 @@ def _ids():
     return serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=100_000)
 
 
-class ScopeInput(serializers.Serializer):
+class ScopeInput(JsonInput):
     cases, models, criteria, responses = _ids(), _ids(), _ids(), _ids()
     # tests/api check these are plan.SCOPE_KEYS
 
 
-class RunInput(serializers.Serializer):
+class RunInput(JsonInput):
     judge = serializers.CharField(max_length=200, help_text="The judge's name.")
     scope = ScopeInput(required=False, help_text="A slice by case, model, criterion or response ids; empty: the project.")
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True)
-    variant = serializers.CharField(max_length=100, required=False, allow_blank=True,
-                                    help_text="Run on a rubric variant (NAME~variant), e.g. reversed.")
+    budget_usd = MoneyField(max_digits=12, decimal_places=4, required=False, allow_null=True)
+    variant = serializers.ChoiceField(choices=RUBRIC_VARIANTS, required=False, allow_blank=True,
+                                      help_text="Run on a rubric variant (NAME~variant): reversed or paraphrased.")
 
 
-class ResumeInput(serializers.Serializer):
-    budget_usd = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True)
+class ResumeInput(JsonInput):
+    budget_usd = MoneyField(max_digits=12, decimal_places=4, required=False, allow_null=True)
 
 
 class RunListApi(_ProjectList):
@@ -169,7 +256,7 @@ class RunListApi(_ProjectList):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=RunInput, responses=write_responses({202: RunOutput}))
+    @extend_schema(request=RunInput, responses=write_responses({202: RunOutput}, CONFLICT_ANSWER))
     def post(self, request, slug: str):
         """Start a run of a judge on a worker; follow it at its URL (``/runs/{id}/``)."""
         project = self.project()
@@ -178,7 +265,7 @@ class RunListApi(_ProjectList):
         d = data.validated_data
         judge = Judge.objects.filter(project=project, name=d["judge"]).first()
         if judge is None:
-            return ApiResponse({"judge": [f"no judge {d['judge']!r} in this project"]}, status=status.HTTP_400_BAD_REQUEST)
+            return not_found("judge", f"no judge {d['judge']!r} in this project")
         try:
             with transaction.atomic():
                 if d.get("variant"):
@@ -208,7 +295,7 @@ class RunStopApi(APIView):
 
 
 class RunResumeApi(APIView):
-    @extend_schema(request=ResumeInput, responses=write_responses(RunOutput))
+    @extend_schema(request=ResumeInput, responses=write_responses(RunOutput, CONFLICT_ANSWER))
     def post(self, request, slug: str, run_id: int):
         """Resume a stopped, failed, paused or stale run without repeating finished calls."""
         project = project_get_for(user=request.user, action="manage", slug=slug)
@@ -238,7 +325,7 @@ class JudgmentOutput(serializers.ModelSerializer):
                   "valid", "evidence_capped", "explanation", "evidence", "tokens_in", "tokens_out", "latency_ms", "cached"]
 
 
-class JudgmentFilter(django_filters.FilterSet):
+class JudgmentFilter(StrictFilterSet):
     judge = django_filters.CharFilter(field_name="judge__name")
     response_id = django_filters.CharFilter(field_name="response__external_id")
     criterion_id = django_filters.CharFilter(field_name="criterion__external_id")

@@ -13,11 +13,13 @@ from rest_framework.views import APIView
 from annotation.access import project_get_for, projects_for, roles_by_project
 from annotation.models import Case, Cohort, Criterion, Project, ProjectRole, Response, RubricVersion
 from annotation.projects import ROLE_CHOICES, cohort_member_add, project_role_set
+from evalsite.api_filters import StrictFilterSet
+from evalsite.api_inputs import JsonInput
 
 from .. import jobs
 from ..formats.registry import format_names
 from ..models import DataJob
-from .common import Pagination, StrictBooleanFilter, responses, validation_error, write_responses
+from .common import CONFLICT_ANSWER, Pagination, StrictBooleanFilter, responses, validation_error, write_responses
 
 
 class ProjectOutput(serializers.ModelSerializer):
@@ -51,9 +53,13 @@ class JobOutput(serializers.ModelSerializer):
 
 
 class UploadInput(serializers.Serializer):
-    bundle = serializers.FileField(help_text="The file to import (a bundle: a .zip of its folder, project.json and the .jsonl files).")
+    # An empty file is taken like any other: what it holds is the job's to read (a job that reads nothing fails, saying so).
+    bundle = serializers.FileField(allow_empty_file=True,
+                                   help_text="The file to import (a bundle: a .zip of its folder, project.json and the .jsonl files).")
     format = serializers.ChoiceField(choices=[], required=False, allow_blank=True,
-                                     help_text="The file's format; left out, it is recognized from the file.")
+                                     help_text="The file's format, which reads the file whatever its name; left out, the "
+                                               "file's suffix says it (.zip, .csv...), else it is recognized from the file "
+                                               "when the job runs (a file nothing reads fails the job, saying so).")
     update_settings = serializers.BooleanField(default=False, help_text="Also apply the bundle's project settings.")
 
     def __init__(self, *args, **kwargs):
@@ -75,7 +81,7 @@ def _start_import(request, project: Project | None) -> ApiResponse:
         job = jobs.data_job_import_start(upload=data.validated_data["bundle"], user=request.user, project=project,
                                          update_settings=data.validated_data["update_settings"],
                                          data_format=data.validated_data.get("format", ""),
-                                         project_slug=data.validated_data.get("project", ""))
+                                         project_slug=data.validated_data.get("project", ""), name_says_format=False)
     except ValidationError as exc:
         return validation_error(exc)
     return ApiResponse(JobOutput(job).data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/jobs/{job.pk}/"})
@@ -88,7 +94,7 @@ class ProjectListApi(generics.ListAPIView):
     """The projects in which the caller has a role; POST a bundle to create one (superusers)."""
     serializer_class = ProjectOutput
     pagination_class = Pagination
-    parser_classes = [parsers.MultiPartParser, parsers.FormParser]
+    parser_classes = [parsers.MultiPartParser]  # a file: a form without one cannot carry it
 
     def get_queryset(self):
         return projects_for(user=self.request.user).order_by("slug")
@@ -117,7 +123,7 @@ class ProjectDetailApi(APIView):
 
 
 class ProjectImportApi(APIView):
-    parser_classes = [parsers.MultiPartParser, parsers.FormParser]
+    parser_classes = [parsers.MultiPartParser]  # a file: a form without one cannot carry it
 
     @extend_schema(request=UploadInput, responses=write_responses(UPLOAD_ANSWERS))
     def post(self, request, slug: str):
@@ -183,7 +189,7 @@ class CaseOutput(serializers.ModelSerializer):
         fields = ["id", "case_id", "position", "prompt", "messages", "reference_answer", "metadata", "difficulty", "register"]
 
 
-class CaseFilter(django_filters.FilterSet):
+class CaseFilter(StrictFilterSet):
     case_id = django_filters.CharFilter(field_name="external_id")
 
     class Meta:
@@ -211,7 +217,7 @@ class CriterionOutput(serializers.ModelSerializer):
                   "tags", "min_evidence", "checklist_of", "guidance"]
 
 
-class CriterionFilter(django_filters.FilterSet):
+class CriterionFilter(StrictFilterSet):
     case_id = django_filters.CharFilter(field_name="case__external_id")
     criterion_id = django_filters.CharFilter(field_name="external_id")
 
@@ -236,7 +242,7 @@ class RubricVersionOutput(serializers.ModelSerializer):
         fields = ["id", "case_id", "content_hash", "is_current", "content", "created_at"]
 
 
-class RubricVersionFilter(django_filters.FilterSet):
+class RubricVersionFilter(StrictFilterSet):
     case_id = django_filters.CharFilter(field_name="case__external_id")
     is_current = StrictBooleanFilter()
 
@@ -262,7 +268,7 @@ class ResponseOutput(serializers.ModelSerializer):
         fields = ["id", "response_id", "case_id", "position", "model", "author_kind", "text"]
 
 
-class ResponseFilter(django_filters.FilterSet):
+class ResponseFilter(StrictFilterSet):
     case_id = django_filters.CharFilter(field_name="case__external_id")
     response_id = django_filters.CharFilter(field_name="external_id")
 
@@ -306,13 +312,13 @@ class CohortListApi(_ProjectList):
         return Cohort.objects.filter(project=project).prefetch_related("memberships__user").order_by("position", "id")
 
 
-class MemberInput(serializers.Serializer):
+class MemberInput(JsonInput):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=["annotator", "checker"], default="annotator")
 
 
 class CohortMemberApi(APIView):
-    @extend_schema(request=MemberInput, responses=write_responses({201: CohortOutput}))
+    @extend_schema(request=MemberInput, responses=write_responses({201: CohortOutput}, CONFLICT_ANSWER))
     def post(self, request, slug: str, cohort_id: int):
         """Add a user to the cohort as an annotator or a checker (one cohort per user and project)."""
         project = project_get_for(user=request.user, action="manage", slug=slug)
@@ -335,7 +341,7 @@ class RoleOutput(serializers.Serializer):
     role = serializers.CharField()
 
 
-class RoleInput(serializers.Serializer):
+class RoleInput(JsonInput):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=ROLE_CHOICES, help_text="none takes the user's role away")
 

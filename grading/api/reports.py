@@ -7,19 +7,28 @@ The endpoint parses the parameters with the report's own schema and calls its co
 (``Report.run``), as the command does, so options, defaults, errors and results cannot drift
 from the command line; what only makes sense on one machine (``--pairs FILE``) is the command's
 alone. Sources must be the project's own (a prefix naming another project is refused without
-looking it up). Each parameter is documented in the OpenAPI schema from the report's schema.
+looking it up). Each parameter is documented in the OpenAPI schema from its field in the report's
+schema (``parameter_schema``: type, range, length, choices, pattern), so what the schema allows
+is what the endpoint takes; a source naming no cohort or judge of the project is a 404 (so is
+any other name of something the project does not have, a criterion: ``LookupError``), a report
+the project's data cannot give (no attributed judges for a bias matrix...) a 409.
 """
+from django.core.validators import RegexValidator
 from django.urls import path
+from drf_spectacular.drainage import get_override
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from jsonschema import Draft4Validator
 from rest_framework import serializers, status
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.access import project_get_for
 from annotation.models import Response
+from evalsite.api_errors import refusal
+from evalsite.api_schema import text_schema
 from evalsite.throttling import UserRateThrottle
-from grading.reports.registry import FLAG_SCHEMA, Flag, Params, RegistryRoutes, Report, SourceField, computed_reports
+from grading.reports.registry import Flag, Params, RegistryRoutes, Report, ReportUnavailable, SourceField, computed_reports
 from grading.reports.subset import model_subset, subset_parse, subset_summary
 
 from .common import responses
@@ -34,7 +43,7 @@ CI_HELP = "add a bootstrap 95% interval (resampling cases, seeded) to every mean
 
 def report_options(report: Report) -> dict[str, serializers.Field]:
     """The report's query parameters and their fields (its schema, and the subset and ``ci``)."""
-    options = dict(report.params().fields)
+    options = {name: f for name, f in report.params().fields.items() if name not in report.params.command_only}
     if report.subset:
         options.update({name: serializers.CharField(required=False, help_text=text) for name, text in SUBSET_HELP.items()})
     if report.intervals:
@@ -42,12 +51,57 @@ def report_options(report: Report) -> dict[str, serializers.Field]:
     return options
 
 
+def parameter_schema(f: serializers.Field) -> dict:
+    """What a query parameter's field takes, as a JSON Schema: the schema its class declares
+    (``extend_schema_field``: a Flag, a source, a strategy), or its type with the field's range,
+    length and choices; text refuses NUL characters (and blanks, when the field does) and is at
+    most ``MAX_VALUE`` characters, as ``ReportApi`` checks."""
+    declared = f.json_schema() if isinstance(f, SourceField) else get_override(f, "field")
+    if isinstance(declared, dict):
+        schema = dict(declared)
+    elif isinstance(f, serializers.ChoiceField):
+        schema = {"type": "string", "enum": [str(c) for c in f.choices] + ([""] if f.allow_blank else [])}
+    elif isinstance(f, serializers.BooleanField):
+        schema = {"type": "boolean"}
+    elif isinstance(f, (serializers.IntegerField, serializers.FloatField)):
+        schema = {"type": "integer" if isinstance(f, serializers.IntegerField) else "number"}
+        schema.update({key: limit for key, limit in (("minimum", f.min_value), ("maximum", f.max_value)) if limit is not None})
+        if getattr(f, "exclusive_minimum", False):
+            schema["exclusiveMinimum"] = True
+    else:
+        schema = {"type": "string"}
+        patterns = [v.regex.pattern for v in f.validators if isinstance(v, RegexValidator) and not v.inverse_match]
+        if patterns:
+            schema["pattern"] = patterns[0]
+        schema.update({key: limit for key, limit in (("minLength", getattr(f, "min_length", None)),
+                                                    ("maxLength", getattr(f, "max_length", None))) if limit is not None})
+        if isinstance(f, serializers.CharField):
+            text_schema(f, schema)
+    if schema.get("type") == "string" and "enum" not in schema:
+        schema["maxLength"] = min(schema.get("maxLength", MAX_VALUE), MAX_VALUE)
+    return schema
+
+
 def _parameter(name: str, f: serializers.Field) -> OpenApiParameter:
-    kind = (FLAG_SCHEMA if isinstance(f, Flag) else bool if isinstance(f, serializers.BooleanField)
-            else int if isinstance(f, serializers.IntegerField) else float if isinstance(f, serializers.FloatField) else str)
     described = str(f.help_text or "") + (" (a source of this project)" if isinstance(f, SourceField) else "")
-    return OpenApiParameter(name, kind, required=bool(f.required),
-                            enum=list(f.choices) if isinstance(f, serializers.ChoiceField) else None, description=described)
+    return OpenApiParameter(name, parameter_schema(f), required=bool(f.required), description=described)
+
+
+def report_parameters(report: Report) -> list[OpenApiParameter]:
+    """The report's query parameters; a group given together (``Params.together``) is one object
+    whose properties are the query parameters (``style: form``, exploded), with its required ones."""
+    options = report_options(report)
+    grouped = []
+    for group, (required, optional) in report.params.together.items():
+        properties = {name: {**parameter_schema(options[name]), "description": str(options[name].help_text or "")}
+                      for name in required + optional}
+        grouped.append(OpenApiParameter(
+            group.replace(" ", "_"), {"type": "object", "properties": properties, "required": list(required),
+                                      "additionalProperties": False},
+            style="form", explode=True, description=f"{group}: {', '.join(required)} together ({', '.join(optional)} optional)"))
+        for name in required + optional:
+            options.pop(name)
+    return [_parameter(name, f) for name, f in sorted(options.items())] + grouped
 
 
 class ReportIntervalThrottle(UserRateThrottle):
@@ -77,15 +131,24 @@ class ReportApi(APIView):
         for name, value in request.query_params.items():
             if len(value) > MAX_VALUE:
                 return ApiResponse({name: [f"at most {MAX_VALUE} characters"]}, status=status.HTTP_400_BAD_REQUEST)
+            if value == "" and not Draft4Validator(parameter_schema(options[name])).is_valid(""):
+                # DRF reads an empty value of a nullable field as none given; the schema does not allow it
+                return ApiResponse({name: ["give a value, or leave the parameter out"]}, status=status.HTTP_400_BAD_REQUEST)
         parsed = self.query(data=request.query_params, context={"project": project, "local_only": True})
         if not parsed.is_valid():
-            return ApiResponse(parsed.errors, status=status.HTTP_400_BAD_REQUEST)
+            return refusal(parsed.errors)  # 400; 404 for a source the project does not have
         params = dict(parsed.validated_data)
         ci = bool(params.pop("ci", False))
         subset = subset_parse(params.pop("models", None), params.pop("exclude_models", None))
         try:
             with model_subset(subset):
                 result = report.printed(report.run(project=project, ci=ci, **params), {**params, "ci": ci})
+        except ReportUnavailable as exc:
+            return ApiResponse({"detail": str(exc).splitlines()[0]}, status=status.HTTP_409_CONFLICT)
+        except (KeyError, IndexError):
+            raise  # a fault of the code, not of the request
+        except LookupError as exc:  # the request names something the project does not have (a criterion...)
+            return ApiResponse({"detail": str(exc).splitlines()[0]}, status=status.HTTP_404_NOT_FOUND)
         except (ValueError, LookupError) as exc:
             return ApiResponse({"detail": str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__},
                                status=status.HTTP_400_BAD_REQUEST)
@@ -101,6 +164,7 @@ def report_query(report: Report) -> type[Params]:
         if report.subset else {}
     if report.intervals:
         extra["ci"] = Flag()
+    extra.update(dict.fromkeys(report.params.command_only))  # a field set to None is not the subclass's
     return type(f"{report.params.__name__}Query", (report.params,), extra)
 
 
@@ -118,8 +182,9 @@ def report_view(report: Report):
     get = extend_schema(
         operation_id=f"report_{report.key}", summary=f"The {report.key} report (manage.py {report.key} --json)",
         description=report.help or report.title,
-        parameters=[_parameter(name, f) for name, f in sorted(report_options(report).items())],
-        responses=responses(OpenApiTypes.OBJECT, {400: OpenApiTypes.OBJECT}),
+        parameters=report_parameters(report),
+        responses=responses(OpenApiTypes.OBJECT, {400: OpenApiTypes.OBJECT, 409: OpenApiResponse(
+            OpenApiTypes.OBJECT, description="the project's data cannot give this report as asked (detail says why)")}),
     )(get)
     view = type(f"{report.key.title().replace('_', '')}ReportApi", (ReportApi,), {"report": report, "query": report_query(report),
                                                                                 "get": get})

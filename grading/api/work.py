@@ -13,8 +13,10 @@ from rest_framework.views import APIView
 from annotation.access import project_get_for
 from annotation.assignments import METHODS, ROUND_ROBIN, assignment_reassign, project_assign
 from annotation.models import Assignment, Cohort
+from evalsite.api_filters import StrictFilterSet
+from evalsite.api_inputs import JsonInput
 
-from .common import responses, validation_error, write_responses
+from .common import CONFLICT_ANSWER, not_found, responses, validation_error, write_responses
 from .projects import _ProjectList
 
 
@@ -30,7 +32,7 @@ class AssignmentOutput(serializers.ModelSerializer):
                   "created_at", "submitted_at", "checked_at", "reopen_reason"]
 
 
-class AssignmentFilter(django_filters.FilterSet):
+class AssignmentFilter(StrictFilterSet):
     cohort = django_filters.CharFilter(field_name="cohort__name")
     annotator = django_filters.CharFilter(field_name="annotator__username")
     status = django_filters.ChoiceFilter(choices=Assignment.STATUSES)
@@ -40,7 +42,7 @@ class AssignmentFilter(django_filters.FilterSet):
         fields = ["cohort", "annotator", "status"]
 
 
-class AssignInput(serializers.Serializer):
+class AssignInput(JsonInput):
     cohort = serializers.CharField(max_length=100, help_text="The cohort's name.")
     overlap = serializers.IntegerField(min_value=1, max_value=50, required=False,
                                        help_text="Annotators per response (default: the project's overlap).")
@@ -74,7 +76,7 @@ class ProjectAssignmentListApi(_ProjectList):
         d = data.validated_data
         cohort = Cohort.objects.filter(project=project, name=d["cohort"]).first()
         if cohort is None:
-            return ApiResponse({"cohort": [f"no cohort {d['cohort']!r} in this project"]}, status=status.HTTP_400_BAD_REQUEST)
+            return not_found("cohort", f"no cohort {d['cohort']!r} in this project")
         try:
             created = project_assign(project=project, cohort_id=cohort.pk, overlap=d.get("overlap", project.overlap),
                                      method=d["method"], seed=d.get("seed"), by=request.user)
@@ -85,12 +87,12 @@ class ProjectAssignmentListApi(_ProjectList):
                            status=status.HTTP_201_CREATED)
 
 
-class ReassignInput(serializers.Serializer):
+class ReassignInput(JsonInput):
     annotator = serializers.CharField(max_length=150, help_text="User name of another annotator of the cohort.")
 
 
 class AssignmentReassignApi(APIView):
-    @extend_schema(request=ReassignInput, responses=write_responses(AssignmentOutput))
+    @extend_schema(request=ReassignInput, responses=write_responses(AssignmentOutput, CONFLICT_ANSWER))
     def post(self, request, slug: str, assignment_id: int):
         """Give an untouched (open, no labels) assignment to another annotator of its cohort."""
         project = project_get_for(user=request.user, action="manage", slug=slug)
@@ -101,7 +103,7 @@ class AssignmentReassignApi(APIView):
         data.is_valid(raise_exception=True)
         user = get_user_model().objects.filter(username=data.validated_data["annotator"]).first()
         if user is None:
-            return ApiResponse({"annotator": ["no such user"]}, status=status.HTTP_400_BAD_REQUEST)
+            return not_found("annotator", f"no user {data.validated_data['annotator']!r}")
         try:
             assignment = assignment_reassign(assignment=assignment, annotator=user, by=request.user)
         except ValidationError as exc:

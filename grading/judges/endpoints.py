@@ -224,3 +224,35 @@ def endpoints_check(app_configs=None, **kwargs) -> list:
     except ImproperlyConfigured as exc:
         return [checks.Error(str(exc), id="grading.E001")]
     return []
+
+
+def _exactly(texts) -> str:
+    """A pattern (ECMA and Python alike) matching exactly one of ``texts``."""
+    return "^(" + "|".join(re.sub(r"([.^$*+?()\[\]{}|\\/])", r"\\\1", t) for t in texts) + ")$"
+
+
+def endpoint_schema(*, calls_out: bool) -> dict:
+    """What ``endpoint_problems`` takes, as JSON Schema for a judge's request body (the API's
+    schema states it): a judge that calls out names one of the listed base URLs (empty: the
+    official endpoint, when it is listed) with no key variable or one paired with it; any judge
+    names only a variable some endpoint is paired with. (A base URL under a listed prefix, or one
+    written differently, is taken too; the schema names the prefixes themselves.)"""
+    endpoints = judge_endpoints()
+    every_key = {"type": "string", "enum": ["", *dict.fromkeys(e.credential for e in endpoints if e.credential)]}
+    if not calls_out:
+        return {"properties": {"api_key_env": every_key}}
+    branches, seen = [], set()
+    for written, url in [("", DEFAULT_BASE_URL), *((e.prefix, e.prefix) for e in endpoints)]:
+        normal = url_normalize(url)
+        covering = [e for e in endpoints if e.normal.covers(normal)]
+        if not covering or written in seen:
+            continue
+        seen.add(written)
+        keys = dict.fromkeys(e.credential for e in covering if e.credential)
+        # Patterns, not enums: one text each, as drf-spectacular's enum hook would merge enums by name.
+        branches.append({"properties": {"base_url": {"type": "string", "pattern": _exactly([written])},
+                                        "api_key_env": {"type": "string", "pattern": _exactly(["", *keys])}},
+                         **({"required": ["base_url"]} if written else {})})
+    if not branches:  # nothing is listed: no judge that calls out can be saved
+        return {"properties": {"api_key_env": every_key}, "not": {}}
+    return {"properties": {"api_key_env": every_key}, "anyOf": branches}

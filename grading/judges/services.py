@@ -11,6 +11,7 @@ from django.db import transaction
 
 from annotation.models import Cohort, Project, Response
 from annotation.projects import audit_record
+from evalsite.codes import CONFLICT, NOT_FOUND
 
 from ..models import Judge, JudgeRun, PromptTemplate
 from .backends import backend_for, backend_get
@@ -45,7 +46,8 @@ def judge_validate(*, judge: Judge) -> None:
     if settings.few_shot_cohort and judge.project_id and not Cohort.objects.filter(
         project_id=judge.project_id, name=settings.few_shot_cohort
     ).exists():
-        raise ValidationError({"settings": f"settings.few_shot.cohort: no cohort {settings.few_shot_cohort!r} in this project"})
+        raise ValidationError({"settings": ValidationError(
+            f"settings.few_shot.cohort: no cohort {settings.few_shot_cohort!r} in this project", code=NOT_FOUND)})
     problems = backend.validate(judge=judge, settings=settings)
     if problems:
         raise ValidationError(problems)
@@ -192,7 +194,7 @@ def judge_variant(*, judge: Judge, variant: str) -> Judge:
         raise ValidationError({"settings": str(exc)}) from None
     if not backend.executes_calls or perturbed:
         raise ValidationError(f"judge {judge.name!r} cannot be run on a rubric variant (it is not a judge that is run, "
-                              "or already a variant)")
+                              "or already a variant)", code=CONFLICT)
     values = {name: getattr(judge, name) for name in VARIANT_FIELDS}
     values["settings"] = {**(judge.settings or {}), "variant": variant, "variant_of": judge.name}
     derived, _ = Judge.objects.update_or_create(project=judge.project, name=f"{judge.name}~{variant}", defaults=values)
@@ -204,8 +206,13 @@ def judge_run_create(*, judge: Judge, scope: dict | None = None, user=None, budg
     ``budget_usd``: the run pauses once its cost reaches it (None: no cap)."""
     backend = backend_for(judge)
     if backend.votes_over_members:
-        raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run")
-    judge_validate(judge=judge)
+        raise ValidationError(f"judge {judge.name!r} is a panel: it is derived from its members and never run", code=CONFLICT)
+    try:
+        judge_validate(judge=judge)
+    except ValidationError as exc:  # the stored judge, not the request: its configuration refuses the run
+        fields = exc.message_dict if hasattr(exc, "error_dict") else {"judge": exc.messages}
+        raise ValidationError({name: [ValidationError(m, code=CONFLICT) for m in messages]
+                               for name, messages in fields.items()}) from None
     scope = _scope_clean(scope)
     settings = backend.settings_parse(judge.settings)
     if backend.executes_calls and not backend.compiled(settings):  # compiled calls show no examples
@@ -241,13 +248,14 @@ def judge_run_resume(*, run: JudgeRun, enqueue: bool = True, budget_usd=None) ->
     ``enqueue=False`` only marks it queued, for a caller that executes it itself."""
     run = JudgeRun.objects.select_for_update().get(pk=run.pk)
     if not judge_run_resumable(run=run):
-        raise ValidationError(f"run {run.pk} is {run.status} and cannot be resumed")
+        raise ValidationError(f"run {run.pk} is {run.status} and cannot be resumed", code=CONFLICT)
     budget = _budget_clean(budget_usd)
     if budget is not None:
         run.budget_usd = budget
     if run.budget_usd is not None and run.budget_usd <= run.cost_usd:
-        raise ValidationError({"budget_usd": f"run {run.pk} has spent ${run.cost_usd:.4f} of its ${run.budget_usd:.4f} budget: "
-                                             "raise the budget above what it has spent to resume it"})
+        raise ValidationError({"budget_usd": ValidationError(
+            f"run {run.pk} has spent ${run.cost_usd:.4f} of its ${run.budget_usd:.4f} budget: "
+            "raise the budget above what it has spent to resume it", code=CONFLICT)})
     # The lease is given up too: a stale holder that comes back writes nothing more (LeaseLost).
     run.status, run.error, run.lease_owner = JudgeRun.QUEUED, "", ""
     run.save(update_fields=["status", "error", "budget_usd", "lease_owner"])
@@ -268,5 +276,5 @@ def judge_baseline_run(*, project: Project, name: str = BASELINE_NAME, scope: di
     if judge is None:
         judge = judge_save(judge=Judge(project=project, name=name, backend=Judge.BASELINE, model="lexical-coverage"))
     elif backend_for(judge) is not backend_get(Judge.BASELINE):
-        raise ValidationError(f"judge {name!r} exists and is not a baseline judge")
+        raise ValidationError(f"judge {name!r} exists and is not a baseline judge", code=CONFLICT)
     return judge_run_execute(run=judge_run_create(judge=judge, scope=scope))

@@ -155,3 +155,73 @@ def judge_settings_parse(data: dict | None) -> JudgeSettings:
         variant=variant,
         variant_of=variant_of,
     )
+
+
+# --- what the API states and takes -----------------------------------------------------------
+# Each key's JSON Schema (OpenAPI 3.0, so JSON Schema draft 4: ``exclusiveMinimum`` is a flag),
+# stating what ``judge_settings_parse`` takes, or less: bounds a sane judge keeps to, names that
+# are not blank, no NUL character (PostgreSQL cannot store one). A backend declares which keys it
+# takes (``JudgeBackend.settings_keys``) and the API's request schema states them; the API checks
+# a judge's settings against that same schema (``settings_schema_check``) before this module's
+# parser reads them, so a request the schema allows is one the parser takes, and what the schema
+# cannot say (that a name is of an existing cohort or judge) is a 404 or a 409, never a 400.
+NO_NUL = r"^[^\u0000]*$"
+NAME = {"type": "string", "minLength": 1, "maxLength": 100, "pattern": r"^[^\u0000]*[^\s\u0000][^\u0000]*$"}
+SEED = {"type": "integer", "minimum": -(2**63), "maximum": 2**63 - 1}
+SECONDS = {"type": "number", "minimum": 0, "maximum": 3600}
+PER_MINUTE = {"type": "integer", "minimum": 0, "maximum": 10**9, "description": "0: no limit"}
+FEW_SHOT_SPLIT = {"oneOf": [
+    {"type": "object", "additionalProperties": False, "required": ["share"], "properties": {
+        "share": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMinimum": True, "exclusiveMaximum": True}}},
+    {"type": "object", "additionalProperties": False, "required": ["cases"], "properties": {
+        "cases": {"type": "array", "minItems": 1, "maxItems": 10000,
+                  "items": {"type": "string", "maxLength": 200, "pattern": NO_NUL}}}},
+]}
+KEY_SCHEMAS = {
+    "json_mode": {"type": "boolean"},
+    "timeout_seconds": {"type": "number", "minimum": 0.001, "maximum": 3600},
+    "max_tokens": {"type": "integer", "minimum": 1, "maximum": 10**7},
+    "reasoning_effort": {"type": "string", "enum": ["", *REASONING_EFFORTS]},
+    "backoff_base_seconds": SECONDS,
+    "backoff_max_seconds": SECONDS,
+    "requests_per_minute": PER_MINUTE,
+    "tokens_per_minute": PER_MINUTE,
+    "shuffle_options": {"type": "boolean"},
+    "shuffle_seed": SEED,
+    "min_evidence": {"type": "integer", "minimum": 0, "maximum": 100},
+    "few_shot": {"type": "object", "additionalProperties": False, "required": ["cohort"], "properties": {
+        "cohort": {**NAME, "description": "a cohort of the project (else 404)"},
+        "k": {"type": "integer", "minimum": 0, "maximum": 100}, "seed": SEED, "split": FEW_SHOT_SPLIT}},
+    "threshold": {"type": "number", "minimum": 0, "maximum": 1},
+    "members": {"type": "array", "minItems": 2, "maxItems": 100, "uniqueItems": True,
+                "items": {**NAME, "description": "a judge of the project, not a panel (else 404 / 409)"}},
+    "vote": {"type": "string", "enum": list(VOTE_RULES)},
+    "weights": {"type": "object", "maxProperties": 100, "additionalProperties": {"type": "number", "minimum": 0}},
+    "compiled": {"type": "boolean"},
+    "variant": {"type": "string", "enum": ["", *RUBRIC_VARIANTS]},
+    "variant_of": {"type": "string", "maxLength": 100, "pattern": NO_NUL},
+}
+assert set(KEY_SCHEMAS) == KNOWN_KEYS, "every key the parser knows has its schema"
+
+
+def settings_schema(keys, *, required=(), **extra) -> dict:
+    """The JSON Schema of a settings object taking ``keys`` only (``required`` among them)."""
+    schema = {"type": "object", "additionalProperties": False, "properties": {k: KEY_SCHEMAS[k] for k in keys}}
+    if required:
+        schema["required"] = list(required)
+    return {**schema, **extra}
+
+
+def settings_schema_check(schema: dict, data) -> None:
+    """Raise ``SettingsError`` naming the first key of ``data`` that ``schema`` refuses."""
+    from jsonschema import Draft4Validator  # lazy: only the API checks a schema
+
+    error = next(iter(sorted(Draft4Validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])), None)
+    if error is None:
+        return
+    path = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        path = ".".join(filter(None, [path, unknown[0] if unknown else ""]))
+        raise SettingsError(path, f"unknown key (known: {', '.join(sorted(error.schema.get('properties', {})))})")
+    raise SettingsError(path, error.message if len(error.message) < 300 else error.message[:300] + "…")

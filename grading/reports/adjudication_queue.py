@@ -191,7 +191,7 @@ def queue_json(queue: Queue) -> dict:
 
 
 class AdjudicationQueueParams(Params):
-    threshold = serializers.FloatField(required=False, allow_null=True, default=None,
+    threshold = serializers.FloatField(required=False, allow_null=True, default=None, min_value=0, max_value=1,
                                        help_text="low-agreement threshold (default: the project's)")
     all = Flag(help_text="also the items whose disputes are all adjudicated")
     model = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this model")

@@ -32,7 +32,7 @@ from ..judges.backends import backend_names
 from ..models import Judge
 from . import charts
 from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
-from .registry import Flag, Page, Params, Report, SourceField, choice, register
+from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, choice, register
 from .scores import decision_values, unit_values
 
 CONDITIONS = (Judge.ATTRIBUTED, Judge.ANONYMIZED)
@@ -221,7 +221,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     panels = backend_names(votes_over_members=True)
     judges = list(Judge.objects.filter(project=inputs.project, condition=condition).exclude(backend__in=panels).order_by("name"))
     if not judges:
-        raise LookupError(f"project {inputs.project.slug!r} has no {condition} judges")
+        raise ReportUnavailable(f"project {inputs.project.slug!r} has no {condition} judges")
     names = [j.name for j in judges]
     decided, sampled = [], []
     for judge in judges:
@@ -236,7 +236,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     present = pd.Index(pd.concat([decided_rows["criterion_id"], sample_rows["criterion_id"]]).unique())
     selection = _Selection(inputs=inputs, criterion=criterion, scale=scale, present=present)
     if not selection.ids:
-        raise LookupError(f"no {condition} judge has scored a model-authored response on the chosen criteria")
+        raise ReportUnavailable(f"no {condition} judge has scored a model-authored response on the chosen criteria")
     ids = selection.ids
     chosen = decided_rows[decided_rows["criterion_id"].isin(ids)]
     chosen_samples = sample_rows[sample_rows["criterion_id"].isin(ids)]
@@ -251,7 +251,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if shared_items and not coverage["same_items"]:
         shared = set.intersection(*items.values())
         if not shared:
-            raise LookupError(f"no item is scored by every {condition} judge ({', '.join(names)}): there are no shared "
+            raise ReportUnavailable(f"no item is scored by every {condition} judge ({', '.join(names)}): there are no shared "
                               "items to compare them on")
         chosen, chosen_samples = _on_items(chosen, shared), _on_items(chosen_samples, shared)
     cells = _cells(chosen, chosen_samples, names, judge_models)
@@ -382,10 +382,8 @@ def bias_page(*, project: Project, reference: str | None = None, scale: str = "n
         try:
             result = BIAS_MATRIX.run(project=project, condition=condition, reference=ref, inputs=inputs,
                                      scale=scale, criterion=criterion, human=human, shared_items=shared_items, ci=ci)
-        except LookupError as exc:
-            if "no criterion" in str(exc):
-                raise
-            continue
+        except ReportUnavailable:
+            continue  # no judges of this condition, or none scored: the other condition's tables only
         conditions[condition] = result
         tables.update(_bias_tables(condition, result))
     attenuation = []

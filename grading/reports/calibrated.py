@@ -25,6 +25,7 @@ from grading.judges.parsing import evidence_valid_quotes
 
 from ..models import Judge, Judgment
 from .inputs import ReportInputs, as_number, interval_pair
+from .registry import ReportUnavailable
 from .scores import decision_values
 from .traits import Traits, source_trait_scores
 
@@ -49,7 +50,7 @@ def _invalid_citations(judge: Judge, criterion_ids, trait_of: dict) -> Counter:
 def _trait_items(inputs: ReportInputs, judge_source, reference, *, only: int | None = None) -> tuple[pd.DataFrame, dict]:
     traits = Traits(inputs, only=only)
     if not traits.items:
-        raise LookupError(f"project {inputs.project.slug!r} has no traits; name an ordinal criterion with --criterion")
+        raise ReportUnavailable(f"project {inputs.project.slug!r} has no traits; name an ordinal criterion with --criterion")
     scales = {(info["lo"], info["hi"]) for info in traits.info.values()}
     if len(scales) > 1:
         raise ValueError("the traits have different scales; calibrate one at a time with --criterion TRAIT_ID")
@@ -70,7 +71,7 @@ def _criterion_items(inputs: ReportInputs, judge_source, reference, criterion: s
         raise LookupError(f"project {inputs.project.slug!r} has no criterion {criterion!r}")
     pk = int(match.index[0])
     if criteria.at[pk, "kind"] != Criterion.ORDINAL:
-        raise ValueError(f"criterion {criterion!r} is {criteria.at[pk, 'kind']}: calibration maps ordinal scores")
+        raise ReportUnavailable(f"criterion {criterion!r} is {criteria.at[pk, 'kind']}: calibration maps ordinal scores")
     if pk in Traits(inputs).items:  # a trait: its trait scores
         return _trait_items(inputs, judge_source, reference, only=pk)
 
@@ -114,7 +115,7 @@ def calibration_fit(*, inputs: ReportInputs, source, reference, criterion: str |
                    else _trait_items(inputs, source, reference))
     frame = frame.dropna().reset_index(drop=True)
     if len(frame) < 4:
-        raise ValueError(f"{len(frame)} items scored by both {source.spec} and {reference.spec}: too few to calibrate (4 or more)")
+        raise ReportUnavailable(f"{len(frame)} items scored by both {source.spec} and {reference.spec}: too few to calibrate (4 or more)")
     size = calibration_size or (DEFAULT_SIZE if len(frame) >= 2 * DEFAULT_SIZE else len(frame) // 2)
     calibration, holdout = metrics.split_by_size(frame.index.to_numpy(), size=size, seed=seed)
     cal, hold = frame.loc[calibration], frame.loc[holdout]

@@ -6,8 +6,11 @@ of binary criteria of the response's case (from the rubric, so a criterion the s
 left undecided, unresolved or cannot-assess counts as not met). Coverage is reported
 for model-authored responses; the human-authored (physician) answers calibrate k.
 """
+import re
+
 import numpy as np
 import pandas as pd
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.models import Project
@@ -18,7 +21,7 @@ from grading.sources import project_sources, source_parse
 from . import charts
 from .glossary import worded_table
 from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
-from .registry import Flag, Page, Params, Report, SourceField, register
+from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, register
 
 STRATA = ("difficulty", "register", "task_themes", "specialties")
 STRATUM_WORDS = {"difficulty": "difficulty", "register": "register", "task_themes": "theme", "specialties": "specialty"}
@@ -72,7 +75,7 @@ def calibrate_k_compute(*, inputs: ReportInputs, source, ci: bool = False) -> di
     bootstrap interval of the mean resampling cases, ``ci``)."""
     human = response_hits_frame(inputs=inputs, source=source, author_kind="human")
     if human.empty:
-        raise ValueError(f"no human-authored responses decided by {source.spec} in project {inputs.project.slug!r}")
+        raise ReportUnavailable(f"no human-authored responses decided by {source.spec} in project {inputs.project.slug!r}")
     result = metrics.calibrate_k(human["hits"].to_numpy())
     out = {"k": result.k, "mean_hits": result.mean_hits, "n_responses": result.n}
     if ci:
@@ -136,7 +139,7 @@ def coverage_k(*, inputs: ReportInputs, source, k: int | None) -> tuple[int, str
     try:
         return calibrate_k_compute(inputs=inputs, source=source)["k"], "calibrated"
     except ValueError:
-        raise ValueError(
+        raise ReportUnavailable(
             f"project {inputs.project.slug!r} has no coverage k and no human-authored responses to calibrate it; pass --k"
         ) from None
 
@@ -178,7 +181,7 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
     k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     df = response_hits_frame(inputs=inputs, source=source)
     if df.empty:
-        raise ValueError(f"{source.spec} decided no binary criterion of a model-authored response")
+        raise ReportUnavailable(f"{source.spec} decided no binary criterion of a model-authored response")
     overall = metrics.coverage(df, k=k)
     by_model = metrics.coverage_by_model(df, k=k)
     by_stratum: dict = {}
@@ -236,7 +239,7 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
     sources = project_sources(project=project)
     candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
     if not candidates:
-        raise ValueError(f"project {project.slug!r} has no cohorts or judges yet")
+        raise ReportUnavailable(f"project {project.slug!r} has no cohorts or judges yet")
     source = source or candidates[0]
     main = COVERAGE.run(project=project, source=source_parse(text=source, project=project), k=k, inputs=inputs,
                         sensitivity=sensitivity_parse(sensitivity), ci=ci)
@@ -367,12 +370,20 @@ def deviation_charts(result: dict) -> dict:
 
 # --- the declarations -----------------------------------------------------------------------
 
+SENSITIVITY_PATTERN = r"^\s*[0-9]+\s*(,\s*[0-9]+\s*)*$"
+
+
+@extend_schema_field({"type": "string", "pattern": SENSITIVITY_PATTERN})
 class SensitivityField(serializers.CharField):
-    """``7,8,12,15``: the alternative thresholds k' (whole numbers ≥ 0), parsed."""
+    """``7,8,12,15``: the alternative thresholds k' (whole numbers ≥ 0), parsed; the pattern, which
+    the API's schema states, is the form taken."""
 
     def to_internal_value(self, data):
+        text = super().to_internal_value(data)
+        if not re.fullmatch(SENSITIVITY_PATTERN, text):
+            raise serializers.ValidationError(f"--sensitivity takes whole numbers 0 or more separated by commas, not {text!r}")
         try:
-            return sensitivity_parse(super().to_internal_value(data))
+            return sensitivity_parse(text)
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
@@ -386,7 +397,7 @@ class SensitivityTextField(SensitivityField):
 
 class CoverageParams(Params):
     source = SourceField()
-    k = serializers.IntegerField(required=False, allow_null=True, default=None,
+    k = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
                                  help_text="threshold (default: the project's coverage k)")
     sensitivity = SensitivityField(required=False, allow_null=True, default=SENSITIVITY_KS,
                                    help_text="alternative thresholds k' compared with CACS@k, with rubric accuracy and "

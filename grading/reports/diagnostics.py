@@ -24,7 +24,7 @@ from .agreement import aligned_decisions, binary_pairs
 from .coverage import coverage_k, response_hits_frame
 from .glossary import worded_table
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
-from .registry import Flag, Page, Params, Report, SourceField, register
+from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, register
 
 
 def _cross_grader_intervals(pairs, out: dict) -> None:
@@ -43,7 +43,7 @@ def cross_grader_compute(*, inputs: ReportInputs, a, b, ci: bool = False) -> dic
     merged, _, _ = aligned_decisions(inputs=inputs, a=a, b=b)
     pairs, _ = binary_pairs(merged, strategy=metrics.parse_strategy("zero"))
     if pairs.empty:
-        raise ValueError(f"{a.spec} and {b.spec} share no binary decision")
+        raise ReportUnavailable(f"{a.spec} and {b.spec} share no binary decision")
     result = metrics.cross_grader_robustness(pairs, model="model", a="a", b="b")
     rates = result.rates
     out = {
@@ -93,7 +93,7 @@ def verbosity_compute(*, inputs: ReportInputs, source, k: int | None = None, ci:
     k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     rows = verbosity_rows(inputs=inputs, source=source, k=k)
     if len(rows) < 3:
-        raise ValueError(f"{source.spec} decided the binary criteria of {len(rows)} model-authored responses: too few")
+        raise ReportUnavailable(f"{source.spec} decided the binary criteria of {len(rows)} model-authored responses: too few")
     covariates = rows[["model", "case"]]
     length = rows["length"].to_numpy()
     return {"source": source.spec, "k": k, "k_source": k_source, "n": int(len(rows)),
@@ -261,7 +261,7 @@ CROSS_GRADER = register(Report(
 
 class VerbosityParams(Params):
     source = SourceField()
-    k = serializers.IntegerField(required=False, allow_null=True, default=None,
+    k = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0,
                                  help_text="threshold (default: the project's coverage k)")
 
 

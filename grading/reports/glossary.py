@@ -207,6 +207,8 @@ _TERMS = [
      "with replacement.", "scores"),
     ("n_examples", "Examples", "Graded completions the figure averages (one per grading of a response).", "counts"),
     ("judge_model", "Judge's model", "The model behind the judge, which may also be one of the graded models.", "judges"),
+    ("attributed_judge", "Attributed judge", "The judge that was told which model wrote each answer.", "judges"),
+    ("anonymized_judge", "Anonymized judge", "The judge of the same model that was not told who wrote each answer.", "judges"),
     ("attributed", "Self-bias, attributed", "The judge's self-bias when it is told which model wrote each answer.", "judges"),
     ("anonymized", "Self-bias, anonymized", "The judge's self-bias when it is not told which model wrote each answer.",
      "judges"),

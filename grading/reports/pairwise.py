@@ -91,7 +91,8 @@ def pairwise_compute(*, inputs: ReportInputs, source, grader=None, by: str | Non
 
 
 class PairwiseParams(Params):
-    source = SourceField(help_text="cohort:NAME")
+    source = SourceField(kinds=("cohort",), help_text="cohort:NAME",
+                         wrong_kind="{spec} is not a cohort: the pairwise protocol compares a cohort's annotators")
     grader = SourceField(required=False, allow_null=True, default=None,
                          help_text="a source placed among the annotators, e.g. judge:NAME")
     by = choice(["tag"], what="grouping", required=False, allow_null=True, default=None)

@@ -16,6 +16,7 @@ without loading pandas.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from evalsite.codes import NOT_FOUND
 from grading.sources import Source, project_get, source_parse
 
 from .cache import report_cached
@@ -40,16 +42,33 @@ NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli", "glossary"}
 
 # --- typed parameters ----------------------------------------------------------------------
 
+# A source of the request's project, as the schema states it (the API's sources are local): gold, or
+# cohort: / judge: and a name with something other than white space (no NUL anywhere). A cohort or
+# judge the project does not have is a 404 (code NOT_FOUND): existence is not the schema's to say.
+def source_pattern(kinds=("cohort", "judge", "gold")) -> str:
+    named = "|".join(k for k in kinds if k != "gold")
+    forms = (["gold"] if "gold" in kinds else []) + ([rf"({named}):[^\u0000]*[^\s\u0000][^\u0000]*"] if named else [])
+    return r"^\s*(" + "|".join(forms) + r")\s*$"
+
+
+@extend_schema_field({"type": "string", "pattern": source_pattern()})
 class SourceField(serializers.CharField):
     """A source's text (``cohort:NAME``, ``judge:NAME``, ``gold``, or for a command another
     project's ``SLUG:cohort:NAME``), parsed into its ``Source`` — or, with ``spec=True`` (a page's
     parameters, which travel to a Celery task), into its canonical text. The serializer's context
-    holds the ``project`` and ``local_only`` (pages and the API: this project's sources only)."""
+    holds the ``project`` and ``local_only`` (pages and the API: this project's sources only).
+    A well-formed name of a cohort or judge that is not there is refused with the code NOT_FOUND."""
 
-    def __init__(self, *, spec: bool = False, **kwargs):
+    def __init__(self, *, spec: bool = False, kinds: tuple = ("cohort", "judge", "gold"), wrong_kind: str = "", **kwargs):
         self.spec = spec
+        self.kinds = kinds  # the kinds of source the report reads (pairwise: a cohort's annotators)
+        self.wrong_kind = wrong_kind  # the refusal of another kind ({spec}, {kind}); default: the kinds it takes
         kwargs.setdefault("help_text", "a source: cohort:NAME, judge:NAME or gold")
         super().__init__(**kwargs)
+
+    def json_schema(self) -> dict:
+        """The schema of this field's sources (its kinds), for the report API's parameters."""
+        return {"type": "string", "pattern": source_pattern(self.kinds)}
 
     def to_internal_value(self, data):
         text = super().to_internal_value(data)
@@ -57,8 +76,13 @@ class SourceField(serializers.CharField):
             return None
         try:
             source = source_parse(text=text, project=self.context["project"], local_only=self.context.get("local_only", False))
-        except (ValueError, LookupError) as exc:
+        except LookupError as exc:
+            raise serializers.ValidationError(str(exc).splitlines()[0], code=NOT_FOUND) from exc
+        except ValueError as exc:
             raise serializers.ValidationError(str(exc).splitlines()[0]) from exc
+        if source.kind not in self.kinds:
+            raise serializers.ValidationError(self.wrong_kind.format(spec=source.spec, kind=source.kind) if self.wrong_kind
+                                              else f"{source.spec} is a {source.kind} source; use {' or '.join(self.kinds)}")
         return source.spec if self.spec else source
 
 
@@ -85,8 +109,9 @@ class Flag(serializers.BooleanField):
         return False if data == "" else super().to_internal_value(data)
 
 
+@extend_schema_field({"type": "string", "enum": list(STRATEGIES)})
 class StrategyField(serializers.CharField):
-    """The cannot-assess strategy (SPEC §3), case and spaces forgiven."""
+    """The cannot-assess strategy (SPEC §3), case and spaces forgiven (the schema names the plain words)."""
 
     def to_internal_value(self, data):
         name = super().to_internal_value(data).strip().lower()
@@ -104,8 +129,45 @@ def choice(choices, *, what: str, **kwargs) -> serializers.ChoiceField:
         "invalid_choice": f"unknown {what} '{{input}}'; use {listed}"}, **kwargs)
 
 
+class ReportUnavailable(ValueError):
+    """The project's data cannot give this report as asked (no attributed judges for a bias
+    matrix...): not a wrong parameter but a state of the project (the API answers 409)."""
+
+
+class NumberField(serializers.FloatField):
+    """A finite number (DRF's FloatField takes ``nan`` and ``inf``); with ``exclusive_minimum``,
+    more than ``min_value`` (the API's schema says so: ``exclusiveMinimum``)."""
+
+    def __init__(self, *, exclusive_minimum: bool = False, **kwargs):
+        self.exclusive_minimum = exclusive_minimum
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            raise serializers.ValidationError(f"must be a finite number, not {data!r}")
+        if self.exclusive_minimum and value <= self.min_value:
+            raise serializers.ValidationError(f"must be more than {self.min_value:g}")
+        return value
+
+
 class Params(serializers.Serializer):
-    """The base of every report's and page's parameters."""
+    """The base of every report's and page's parameters.
+
+    ``command_only``: parameters only the command takes (the API's schema could not state what
+    they take: a text whose parts must be ordered). ``together``: groups of parameters given all
+    or none, as {group: (required names, optional names)}; the API's schema states each group as
+    one object of query parameters (``style: form``, exploded) with its required names, and the
+    schema's ``validate`` (``together_check``) refuses a group given in part."""
+    command_only: tuple[str, ...] = ()
+    together: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def together_check(self, attrs: dict) -> None:
+        for group, (required, optional) in self.together.items():
+            missing = [name for name in required if attrs.get(name) is None]
+            if missing and any(attrs.get(name) is not None for name in required + optional):
+                raise serializers.ValidationError({missing[0]: f"{group} is given by {', '.join(required)} together; "
+                                                                f"{', '.join(missing)} missing"})
 
 
 class NoParams(Params):

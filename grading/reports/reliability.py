@@ -61,7 +61,8 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal",
 
 
 class ReliabilityParams(Params):
-    source = SourceField()
+    source = SourceField(kinds=("cohort", "judge"), help_text="cohort:NAME or judge:NAME (gold has one decision per item)",
+                         wrong_kind="gold holds one decision per item; reliability needs a cohort or a judge source")
     level = choice(LEVELS, what="level", default="nominal")
 
 

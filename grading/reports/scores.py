@@ -14,7 +14,7 @@ from grading import metrics
 from grading.sources import project_sources, source_parse
 
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
-from .registry import Flag, Page, Params, Report, SourceField, StrategyField, choice, register
+from .registry import Flag, NumberField, Page, Params, Report, SourceField, StrategyField, choice, register
 
 
 def decision_values(frame: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
@@ -148,15 +148,40 @@ def _penalty_checked(attrs: dict) -> None:
         raise serializers.ValidationError({"length_penalty": str(exc)}) from exc
 
 
+PENALTY_NUMBERS = ("penalty_free", "penalty_span", "penalty_at_cap", "penalty_exponent")
+
+
 class ScoresParams(Params):
+    """The length penalty is the command's text (``--length-penalty FREE,CAP,PENALTY[,EXPONENT]``)
+    or its numbers, the API's form: ``penalty_free``, ``penalty_span`` (the cap is FREE + SPAN, so
+    it always exceeds FREE), ``penalty_at_cap`` and ``penalty_exponent``, which become that text."""
     source = SourceField()
     cannot_assess = StrategyField(source="strategy", default="skip", help_text="skip | zero | partial | fail (default skip)")
     length_penalty = serializers.CharField(
         required=False, allow_null=True, default=None, style={"metavar": "FREE,CAP,PENALTY[,EXPONENT]"},
         help_text="Autorubric's length penalty: 0 up to FREE, PENALTY at CAP and beyond (exponent 1)")
     length_unit = choice(UNITS, what="length unit", default="words")
+    penalty_free = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=10**9,
+                                            help_text="the length penalty's free length: no penalty up to it")
+    penalty_span = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1, max_value=10**9,
+                                            help_text="the length over the free length at which the penalty reaches "
+                                                      "its cap (the cap is FREE + SPAN)")
+    penalty_at_cap = NumberField(required=False, allow_null=True, default=None, min_value=0, max_value=10**6,
+                                 help_text="the penalty at the cap and beyond")
+    penalty_exponent = NumberField(required=False, allow_null=True, default=None, min_value=0, max_value=10**6,
+                                   exclusive_minimum=True, help_text="the penalty's growth exponent (default 1)")
+    # The text can name a cap not above its free length, which no schema states: the API takes the numbers.
+    command_only = ("length_penalty",)
+    together = {"penalty": (PENALTY_NUMBERS[:3], PENALTY_NUMBERS[3:])}  # the length penalty by its numbers
 
     def validate(self, attrs):  # the penalty rule, parsed once
+        self.together_check(attrs)
+        free, span, at_cap, exponent = (attrs.pop(name, None) for name in PENALTY_NUMBERS)
+        if free is not None:
+            if attrs.get("length_penalty"):
+                raise serializers.ValidationError({"length_penalty": "give the length penalty as its text or as its "
+                                                                     "numbers (penalty_free...), not both"})
+            attrs["length_penalty"] = f"{free},{free + span},{at_cap!r}" + (f",{exponent!r}" if exponent is not None else "")
         _penalty_checked(attrs)
         return {**{k: v for k, v in attrs.items() if k not in ("length_penalty", "length_unit")},
                 "penalty": penalty_parse(attrs.get("length_penalty"), attrs["length_unit"])}

@@ -18,7 +18,7 @@ from ..models import Judge
 from . import charts
 from .glossary import worded_table
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
-from .registry import Flag, Page, Params, Report, SourceField, register
+from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, register
 from .scores import decision_values
 
 KINDS = ("binary", "ordinal", "nominal")
@@ -70,7 +70,7 @@ def stability_compute(*, inputs: ReportInputs, judge: Judge, ci: bool = False) -
     """With ``ci``, each cell's μ and each kind's mean sd carry a bootstrap 95% interval resampling
     cases (``mu_ci``, ``mean_sd_ci``)."""
     if judge.kind.votes_over_members:
-        raise ValueError(f"judge {judge.name!r} is a panel: its members' samples are the Monte Carlo runs; ask for one of them")
+        raise ReportUnavailable(f"judge {judge.name!r} is a panel: its members' samples are the Monte Carlo runs; ask for one of them")
     rows = sample_values(inputs=inputs, judge=judge)
     cells = metrics.monte_carlo_groups(rows, keys=["target", "criterion_id"]) if len(rows) else pd.DataFrame(
         columns=["target", "criterion_id", "mu", "sd", "n_samples"])

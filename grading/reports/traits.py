@@ -26,7 +26,7 @@ from grading.sources import project_sources, source_parse
 
 from . import charts
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
-from .registry import Flag, Page, Params, Report, SourceField, register
+from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, register
 from .scores import decision_values
 
 
@@ -134,7 +134,7 @@ def trait_scores_compute(*, inputs: ReportInputs, source, reference=None, ci: bo
     (``qwk_ci``)."""
     traits = Traits(inputs)
     if not traits.items:
-        raise LookupError(f"project {inputs.project.slug!r} has no traits (criteria with checklist items, checklist_of)")
+        raise ReportUnavailable(f"project {inputs.project.slug!r} has no traits (criteria with checklist items, checklist_of)")
     scores = source_trait_scores(inputs=inputs, source=source, traits=traits)
     external = inputs.responses["external_id"]
     responses: dict[str, dict] = defaultdict(dict)

@@ -71,7 +71,7 @@ def test_save_label_revisions_conflict_and_errors(study, login_client):
 def test_submit_via_api(study, login_client):
     client = login_client("a1")
     a = first_assignment("a1")
-    assert client.post(f"/api/assignments/{a.pk}/submit/").status_code == 400
+    assert client.post(f"/api/assignments/{a.pk}/submit/").status_code == 409  # criteria undecided: its state
     for c in criteria_for_response(response=a.response):
         data = {"assignment": a.pk, "criterion": c.pk, "revision": 0}
         data.update({"verdict": "cannot_assess"} if c.kind == "binary" else {"option": "good"})
@@ -79,7 +79,7 @@ def test_submit_via_api(study, login_client):
     assert client.post(f"/api/assignments/{a.pk}/submit/").json()["status"] == "submitted"
     late = client.post("/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "cannot_assess", "revision": 1},
                        content_type="application/json")
-    assert late.status_code == 400 and "read-only" in str(late.json())
+    assert late.status_code == 409 and "read-only" in str(late.json())
 
 
 @pytest.mark.parametrize("username", ["a2", "b1", "chk1", "res"])

@@ -71,7 +71,7 @@ def test_the_api_refuses_the_submit_naming_the_criterion(quoted, login_client):
     assignment, criteria = quoted
     _decide_all(assignment, criteria)
     answer = login_client("a1").post(f"/api/assignments/{assignment.pk}/submit/")
-    assert answer.status_code == 400 and "quoted-c0-0" in answer.content.decode()
+    assert answer.status_code == 409 and "quoted-c0-0" in answer.content.decode()
     assert Assignment.objects.get(pk=assignment.pk).status != Assignment.SUBMITTED
 
 

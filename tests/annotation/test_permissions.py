@@ -39,7 +39,8 @@ def _annotator_requests(a, c):
         ("post", f"/work/{a.pk}/time/", {"seconds": "1"}, {}),
         ("get", f"/api/assignments/{a.pk}/", {}, {}),
         ("post", f"/api/assignments/{a.pk}/submit/", {}, {}),
-        ("post", "/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met", "revision": 0}, {}),
+        ("post", "/api/labels/", {"assignment": a.pk, "criterion": c.pk, "verdict": "met", "revision": 0},
+         {"content_type": "application/json"}),  # the API reads JSON bodies only
     ]
 
 

@@ -97,7 +97,8 @@ def test_report_switches_state_in_the_schema_every_spelling_they_accept(manager)
 
 def test_command_errors_are_a_400_with_the_commands_words(manager):
     response = manager.get("/api/projects/mini/reports/agreement/", {"a": "cohort:group-1", "b": "cohort:nobody"})
-    assert response.status_code == 400 and "unknown cohort 'nobody'" in response.json()["b"][0]
+    # A well-formed source naming no cohort of the project: not there (404), named in the field.
+    assert response.status_code == 404 and "unknown cohort 'nobody'" in response.json()["b"][0]
 
 
 def test_lists_paginate_in_a_stable_order(manager):
@@ -127,7 +128,7 @@ def test_a_service_refusal_names_the_field(manager):
     response = manager.post("/api/projects/mini/assignments/", {"cohort": "group-1", "overlap": 9}, content_type="application/json")
     assert response.status_code == 400 and "overlap" in response.json()
     missing = manager.post("/api/projects/mini/assignments/", {"cohort": "no-such"}, content_type="application/json")
-    assert missing.status_code == 400 and "no cohort 'no-such'" in missing.json()["cohort"][0]
+    assert missing.status_code == 404 and "no cohort 'no-such'" in missing.json()["cohort"][0]
 
 
 def test_a_template_id_beyond_range_is_a_400_naming_it(manager):

@@ -102,8 +102,8 @@ def test_a_whole_study_through_the_api(tmp_path, settings):
     job = _ok(root.post("/api/projects/", {"bundle": _upload(_zip(tmp_path))}), 202)
     job = _wait_job(root, job["url"])
     assert job["status"] == "finished" and job["project"] == "pipe", job
-    _ok(root.post("/api/projects/pipe/roles/", {"username": "mgr", "role": "manager"}))
-    _ok(manager.post("/api/projects/pipe/roles/", {"username": "adj", "role": "adjudicator"}))
+    _ok(root.post("/api/projects/pipe/roles/", {"username": "mgr", "role": "manager"}, content_type="application/json"))
+    _ok(manager.post("/api/projects/pipe/roles/", {"username": "adj", "role": "adjudicator"}, content_type="application/json"))
     assert _ok(manager.get("/api/projects/pipe/"))["role"] == "manager"
     assert [c["case_id"] for c in _all(manager, "/api/projects/pipe/cases/")] == ["c1", "c2"]
 
@@ -111,7 +111,8 @@ def test_a_whole_study_through_the_api(tmp_path, settings):
     cohorts = {c["name"]: c for c in _all(manager, "/api/projects/pipe/cohorts/")}
     for cohort, names in (("group-1", ("p1", "p2")), ("group-2", ("p3", "p4"))):
         for name in names:
-            _ok(manager.post(f"/api/projects/pipe/cohorts/{cohorts[cohort]['id']}/members/", {"username": name}), 201)
+            _ok(manager.post(f"/api/projects/pipe/cohorts/{cohorts[cohort]['id']}/members/", {"username": name},
+                             content_type="application/json"), 201)
         made = _ok(manager.post("/api/projects/pipe/assignments/", {"cohort": cohort, "overlap": 1}, content_type="application/json"), 201)
         assert made["created"] == 4  # four responses, one annotator each
     assert len(_all(manager, "/api/projects/pipe/assignments/?status=open")) == 8

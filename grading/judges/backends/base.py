@@ -29,7 +29,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
 
 from ...models import JUDGE_BACKENDS, Judge
-from ..settings import JudgeSettings, judge_settings_parse
+from ..settings import JudgeSettings, judge_settings_parse, settings_schema
 
 if TYPE_CHECKING:  # for annotations only
     from django import forms
@@ -97,6 +97,13 @@ class JudgeBackend:
     column_kind: str = "judge"  # the side-by-side column's kind: judge | baseline | panel
 
     # -- settings --------------------------------------------------------------------------------
+    # The keys of ``Judge.settings`` the API takes for this backend (``settings.KEY_SCHEMAS``).
+    settings_keys: tuple[str, ...] = ()
+
+    def settings_schema(self) -> dict:
+        """The JSON Schema of this backend's settings as the API states and checks them."""
+        return settings_schema(self.settings_keys)
+
     def settings_parse(self, data: dict | None) -> JudgeSettings:
         """The typed settings of a judge of this backend; raises ``SettingsError`` naming the key."""
         return judge_settings_parse(data)

@@ -18,6 +18,7 @@ class BaselineBackend(JudgeBackend):
     position = 10
     executes_calls = page_form = configurable = True
     column_kind = "baseline"
+    settings_keys = ("min_evidence", "threshold", "variant", "variant_of")
 
     def settings_fields(self) -> dict:
         return {

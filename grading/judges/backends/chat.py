@@ -357,6 +357,9 @@ class ChatCompletionsBackend(JudgeBackend):
     label = "OpenAI-compatible chat completions"
     position = 0
     calls_out = needs_model = executes_calls = page_form = configurable = True
+    settings_keys = ("json_mode", "timeout_seconds", "max_tokens", "reasoning_effort", "backoff_base_seconds",
+                     "backoff_max_seconds", "requests_per_minute", "tokens_per_minute", "shuffle_options", "shuffle_seed",
+                     "min_evidence", "few_shot", "compiled", "variant", "variant_of")
 
     def settings_fields(self) -> dict:
         return {

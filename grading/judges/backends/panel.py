@@ -6,8 +6,10 @@ are made from its members' by ``grading.selectors.judges_frame``. Its settings a
 from django import forms
 from django.core.exceptions import ValidationError
 
+from evalsite.codes import CONFLICT, NOT_FOUND
+
 from ...models import Judge
-from ..settings import VOTE_RULES, JudgeSettings
+from ..settings import VOTE_RULES, JudgeSettings, settings_schema
 from .base import Badge, JudgeBackend, backend_names, register
 
 
@@ -32,6 +34,19 @@ class PanelBackend(JudgeBackend):
     position = 30
     votes_over_members = derived = configurable = True
     column_kind = "panel"
+    settings_keys = ("members", "vote", "weights")
+
+    def settings_schema(self) -> dict:
+        """Two or more members; a weighted vote names weights (one per member, which the schema
+        cannot say: a weight missing or for a judge that is not a member is a 400), the other
+        votes none. Members that are not judges of the project are a 404; one that is the panel
+        itself or another panel, a 409."""
+        others = [v for v in VOTE_RULES if v != "weighted"]
+        return settings_schema(self.settings_keys, required=["members"], oneOf=[
+            {"properties": {"vote": {"type": "string", "enum": others}}, "not": {"required": ["weights"]}},
+            {"properties": {"vote": {"type": "string", "enum": ["weighted"]},
+                            "weights": {"type": "object", "minProperties": 2}}, "required": ["vote", "weights"]},
+        ])
 
     def settings_fields(self) -> dict:
         return {
@@ -57,24 +72,28 @@ class PanelBackend(JudgeBackend):
         if weights:
             settings["weights"] = weights
 
-    def validate(self, *, judge, settings: JudgeSettings) -> dict[str, str]:
+    def validate(self, *, judge, settings: JudgeSettings) -> dict:
         members, weights = settings.members, settings.weights
         if len(members) < 2:
             return {"settings": "settings.members: a panel needs at least two member judges"}
         if len(set(members)) != len(members):
             return {"settings": "settings.members: a judge is listed twice"}
-        if judge.name in members:
-            return {"settings": "settings.members: a panel cannot be its own member"}
-        found = set(Judge.objects.filter(project_id=judge.project_id, name__in=members).values_list("name", flat=True))
+        # A member that is not there (the panel itself too, when it is being created) is a 404; the
+        # panel itself or another panel is one that is there but cannot be a member (409).
+        found = set(Judge.objects.filter(project_id=judge.project_id, name__in=members).exclude(pk=judge.pk or None)
+                    .values_list("name", flat=True)) | ({judge.name} if judge.pk else set())
         missing = [m for m in members if m not in found]
         if missing:
-            return {"settings": f"settings.members: no judge {missing[0]!r} in this project"}
+            return {"settings": ValidationError(f"settings.members: no judge {missing[0]!r} in this project", code=NOT_FOUND)}
+        if judge.name in members:
+            return {"settings": ValidationError("settings.members: a panel cannot be its own member", code=CONFLICT)}
         nested = list(Judge.objects.filter(project_id=judge.project_id, name__in=members,
                                            backend__in=backend_names(votes_over_members=True))
                       .values_list("name", flat=True))
         if nested:
             first = next(m for m in members if m in nested)
-            return {"settings": f"settings.members: {first!r} is itself a panel; panels do not nest"}
+            return {"settings": ValidationError(f"settings.members: {first!r} is itself a panel; panels do not nest",
+                                                code=CONFLICT)}
         if settings.vote == "weighted":
             absent = [m for m in members if m not in weights]
             if absent:
