@@ -38,7 +38,7 @@ from .models import (
     Response,
     RubricVersion,
 )
-from .projects import ROLE_NONE, project_role_set
+from .projects import ROLE_NONE, project_role_set, stratum_groups_clean
 from .rubrics import case_rubric_versions_sync, rubric_version_new
 from .selectors.final import label_draft_q, label_final_q
 from .services import label_save, labels_delete, project_data_touch
@@ -114,9 +114,25 @@ class ReadOnlyMixin:
         return False
 
 
+class ProjectAdminForm(forms.ModelForm):
+    """The project's fields, its groups of themes and specialties checked by their one validation."""
+
+    class Meta:
+        model = Project
+        fields = "__all__"
+
+    def clean_stratum_groups(self):
+        try:
+            return stratum_groups_clean(self.cleaned_data.get("stratum_groups"))
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from exc
+
+
 @admin.register(Project)
 class ProjectAdmin(ProjectDataAdmin, admin.ModelAdmin):
     """Projects are created by importing a bundle; managers may edit their own."""
+
+    form = ProjectAdminForm
 
     list_display = ["slug", "name", "blind", "overlap", "coverage_k", "created_at"]
     search_fields = ["slug", "name"]

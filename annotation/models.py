@@ -53,12 +53,6 @@ class Project(models.Model):
         super().clean()
         if self.slug in self.RESERVED_SLUGS:
             raise ValidationError({"slug": f"slug {self.slug!r} is reserved (a page of the site has that address)"})
-        from .projects import stratum_groups_clean  # the one validation of the setting
-
-        try:
-            self.stratum_groups = stratum_groups_clean(self.stratum_groups)
-        except ValueError as exc:
-            raise ValidationError({"stratum_groups": str(exc)}) from exc
 
 
 class Case(models.Model):

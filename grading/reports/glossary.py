@@ -273,7 +273,7 @@ def worded_table(columns: list[str], rows: list[list], *, words: dict[str, str] 
     """A report table whose headers this table words itself (``words``: a column's words in this
     table only, e.g. "CACS@3 in the stratum (%)"), each with its term's definition; the CSV keeps
     ``columns``. Tables without ``headers`` are worded from the glossary when shown."""
-    from .inputs import report_table
+    from .inputs import report_table  # lazy: inputs loads pandas, which the help page and the headers never need
 
     table = report_table(columns, rows)
     headers = []

@@ -2,13 +2,16 @@
 (``project_reports``), the project list of the admin index (``report_projects``) and the
 number format of report tables (``fmt``)."""
 from django import template
+from django.db.models import Count, F
 from django.urls import reverse
 from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
+from rest_framework import serializers
 
 from annotation.access import projects_for
+from annotation.models import Criterion
 from grading.reports.glossary import term_for
-from grading.reports.registry import page_title, pages
+from grading.reports.registry import SourceField, page_title, pages
 from grading.selectors import project_model_names
 from grading.sources import project_sources
 
@@ -117,10 +120,6 @@ def source_options(project, selected="", fallback="", blank=None):
 def _most_binary_criteria(project) -> int:
     """The most binary criteria any case of ``project`` is graded on (its project-wide ones and its
     own), the largest threshold k that can mean anything (one query)."""
-    from django.db.models import Count
-
-    from annotation.models import Criterion
-
     per_case = dict(Criterion.objects.filter(project=project, kind=Criterion.BINARY).order_by()
                     .values_list("case_id").annotate(n=Count("id")).values_list("case_id", "n"))
     shared = per_case.pop(None, 0)
@@ -150,10 +149,6 @@ def param_field(context, project, name, field):
     """A report parameter's control, chosen from what the project holds where the field says what
     it takes: a source menu, a menu of choices, a box for a switch, a number box with its bounds;
     the query's value kept, so a shared URL shows the same choice."""
-    from rest_framework import serializers
-
-    from grading.reports.registry import SourceField
-
     request = context.get("request")
     value = request.GET.get(name, "") if request is not None else ""
     label = str(field.label or name.replace("_", " ").capitalize())
@@ -185,10 +180,6 @@ CRITERION_MENU_LIMIT = 500  # more than this and the menu lists the criteria eve
 def _criterion_menu(project) -> list[tuple[str, str]]:
     """(id, text) of the project's criteria, shared ones first, in one query; only the shared ones
     when there are more than ``CRITERION_MENU_LIMIT``."""
-    from django.db.models import F
-
-    from annotation.models import Criterion
-
     rows = list(Criterion.objects.filter(project=project)
                 .order_by(F("case_id").asc(nulls_first=True), "position", "external_id")
                 .values_list("case_id", "external_id", "text")[:CRITERION_MENU_LIMIT + 1])

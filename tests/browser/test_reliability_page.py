@@ -82,7 +82,9 @@ def test_the_scores_page_applies_a_length_penalty(page, login, shift):
     rows = page.locator("#table-by_model tbody tr")
     expect(rows).to_have_count(3)
     before = page.locator("#table-responses tbody tr").first.locator("td").nth(3).inner_text()
-    page.locator("input[name=length_penalty]").fill("1,2,0.5")  # every answer has 2 words: the full 0.5 off
+    page.locator("input[name=penalty_free]").fill("1")  # every answer has 2 words: the full 0.5 off
+    page.locator("input[name=penalty_cap]").fill("2")
+    page.locator("input[name=penalty_at_cap]").fill("0.5")
     page.get_by_role("button", name="Show").click()
     expect(page.locator("#scores h2")).to_contain_text("length penalty 0.5 at 2 words")
     after = page.locator("#table-responses tbody tr").first.locator("td").nth(3).inner_text()
@@ -91,5 +93,7 @@ def test_the_scores_page_applies_a_length_penalty(page, login, shift):
     page.get_by_role("button", name="Show").click()
     expect(page.locator("#table-by_model thead")).to_contain_text("Mean score 95% interval")
     expect(page.locator("#table-by_model tbody tr").first.locator("td").nth(3)).to_contain_text("–")
-    page.goto("/projects/shift/reports/scores/?length_penalty=1,2")
-    expect(page.locator("#report")).to_contain_text("--length-penalty is FREE,CAP,PENALTY")
+    expect(page.locator("input[type=number][name=penalty_cap]")).to_have_value("2")  # the choice stays in the boxes
+    page.locator("input[type=number][name=penalty_cap]").fill("")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#report")).to_contain_text("the length penalty needs cap")

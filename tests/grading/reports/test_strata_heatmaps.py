@@ -14,7 +14,6 @@ Overall CACS@2: m1 (1 + 2/3 + 1/3) / 3 = 66.7 %, m2 (0 + 1/3 + 1) / 3 = 44.4 %.
 """
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotation.models import Project
@@ -130,11 +129,15 @@ def test_bad_groups_are_refused_naming_what_is_wrong(value, message):
         stratum_groups_clean(value)
 
 
-def test_the_project_and_its_import_check_the_groups(db, tmp_path):
-    project = Project(slug="p", name="P", stratum_groups={"task_themes": {"a": ["x"], "b": ["x"]}})
-    with pytest.raises(ValidationError) as raised:
-        project.full_clean()
-    assert "'x' is in both 'a' and 'b'" in str(raised.value.message_dict["stratum_groups"])
+def test_the_admin_form_and_the_import_check_the_groups(db, tmp_path):
+    from annotation.admin import ProjectAdminForm
+
+    project = Project.objects.create(slug="p", name="P")
+    form = ProjectAdminForm(instance=project, data={**{f: getattr(project, f) for f in ("slug", "name", "overlap",
+                                                   "low_agreement_threshold")},
+                                                    "stratum_groups": '{"task_themes": {"a": ["x"], "b": ["x"]}}'})
+    assert not form.is_valid() and "'x' is in both 'a' and 'b'" in form.errors["stratum_groups"][0]
+    assert Project.objects.get(slug="p").stratum_groups == {}
     with pytest.raises(Exception, match="stratum_groups.task_themes: must be an object"):
         bundle_import(path=strata_bundle(tmp_path / "bad", groups={"task_themes": ["triage"]}))
     assert not Project.objects.filter(slug="strata").exists()
