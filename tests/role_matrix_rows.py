@@ -112,7 +112,7 @@ API_ROWS = [
     Url("api-cohorts", slug, "manage"),
     Url("api-cohort-members", lambda h, t: {"slug": h.slug, "cohort_id": t.cohort}, "manage", get=None, post=201,
         data=lambda h, t: {"username": "nobody"}, changes=True, variants=ALL),
-    Url("api-project-assignments", slug, "manage", post=201, data=lambda h, t: {"cohort": "fresh", "overlap": "2"}, changes=True),
+    Url("api-project-assignments", slug, "manage", post=201, data=lambda h, t: {"cohort": "fresh", "overlap": 2}, changes=True),
     Url("api-assignment-reassign", lambda h, t: {"slug": h.slug, "assignment_id": t.open_assignment}, "manage", get=None,
         post=200, data=lambda h, t: {"annotator": t.reassign_to}, changes=True, variants=ALL),
     Url("api-judges", slug, "manage", post=201, data=lambda h, t: {"name": "matrix-api-judge", "backend": "baseline"},
@@ -129,9 +129,10 @@ API_ROWS = [
     Url("api-adjudications", slug, "adjudicate", post=200, changes=True,
         data=lambda h, t: {"response_id": t.response_external_id, "criterion_id": t.criterion_external_id, "verdict": "met",
                            "revision": 0}),
-    # verbosity and trait_scores reach their command, which refuses mini's data (too few responses, no traits): 400
+    # verbosity and trait_scores reach their command, which cannot answer on mini's data (too few responses, no
+    # traits): 409, the state of the data, not the request
     *[Url(f"api-report-{report.key.replace('_', '-')}", slug, report.action, query=REPORT_QUERIES[report.key],
-          get=400 if report.key in ("verbosity", "trait_scores") else 200) for report in computed_reports()],
+          get=409 if report.key in ("verbosity", "trait_scores") else 200) for report in computed_reports()],
     Url("api-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
     Url("api-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
     Url("api-job-download", lambda h, t: {"job_id": t.export_job}, "export"),

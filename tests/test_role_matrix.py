@@ -186,7 +186,11 @@ def _request(client, url: Url, method: str, path: str, home, target):
     if method == "get":
         return client.get(path, **url.headers)
     if method == "post":
-        return client.post(path, url.data(home, target), **url.headers)
+        data = url.data(home, target)
+        if path.startswith("/api/") and not any(hasattr(v, "read") for v in (data or {}).values()):
+            # the API reads JSON bodies (uploads alone are multipart)
+            return client.post(path, data, content_type="application/json", **url.headers)
+        return client.post(path, data, **url.headers)
     return getattr(client, method)(path, url.data(home, target), content_type="application/json", **url.headers)
 
 
