@@ -30,8 +30,14 @@ class RankComparison:
     top5_overlap: float | None
 
 
+# Scores are compared at this many significant digits: a mean summed in another row order (the
+# database returns rows in its own order) differs in its last bits, and must not break or make a tie.
+SIGNIFICANT_DIGITS = 12
+
+
 def _finite_scores(scores: Mapping[str, float]) -> dict[str, float]:
-    return {m: float(v) for m, v in scores.items() if v is not None and math.isfinite(float(v))}
+    return {m: float(f"{float(v):.{SIGNIFICANT_DIGITS}g}") for m, v in scores.items()
+            if v is not None and math.isfinite(float(v))}
 
 
 def rank_models(scores: Mapping[str, float]) -> list[str]:

@@ -35,3 +35,14 @@ def test_constant_or_tiny_rankings_have_no_correlation():
     assert compare_rankings({"a": 1, "b": 1}, {"a": 1, "b": 2}).spearman_rho is None
     assert compare_rankings({"a": 1}, {"a": 2}).kendall_tau is None
     assert compare_rankings({"a": 1, "b": 2}, {"c": 1}).n_models == 0
+
+
+def test_scores_equal_but_for_summation_noise_are_a_tie():
+    """A mean summed in another row order (PostgreSQL returns rows in its own order) differs in its
+    last bits; that must not break a tie: the comparison equals the exact tie's."""
+    exact = {"a": 0.3, "b": 0.3, "c": 0.1, "d": 0.5}
+    noisy = {**exact, "b": 0.1 + 0.2}  # 0.30000000000000004
+    assert noisy["b"] != exact["b"]
+    reference = {"a": 0.2, "b": 0.4, "c": 0.1, "d": 0.9}
+    assert compare_rankings(reference, noisy) == compare_rankings(reference, exact)
+    assert rank_models(noisy) == rank_models(exact) == ["d", "a", "b", "c"]

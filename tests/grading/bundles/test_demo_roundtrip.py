@@ -10,7 +10,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
-from django.db import connection
 
 from tests.grading.reports.test_report_snapshots import (
     PROJECTS,
@@ -87,11 +86,6 @@ def test_export_import_export_is_exact(demo, slug, tmp_path):
     assert CaseQuality.objects.filter(project__slug=slug, excluded=True).count() == excluded
     after = _answers(slug)
     differences = _differences(after, before)
-    if connection.vendor == "postgresql":
-        # Known and open (noted on issue 24): on PostgreSQL, after a re-import, coverage's threshold
-        # sensitivity (the rank correlations of CACS@k' with CACS@k) can differ while every per-model
-        # figure it rests on is the same; every other figure of every report is exact.
-        differences = [d for d in differences if ".sensitivity[" not in d]
     assert not differences, "; ".join(differences[:8])
     second = tmp_path / "second"
     gold_export(project=Project.objects.get(slug=slug), out_dir=second)
