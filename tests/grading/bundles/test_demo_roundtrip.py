@@ -70,7 +70,8 @@ def _answers(slug: str) -> dict:
     return answers
 
 
-@pytest.mark.parametrize("slug", PROJECTS)
+# every demo project: the three pinned by the snapshots, the RULERS traits study and the one not started
+@pytest.mark.parametrize("slug", [*PROJECTS, "clinical-traits", "clinical-not-started"])
 def test_export_import_export_is_exact(demo, slug, tmp_path):
     from annotation.models import CaseQuality, Project
     from grading.bundles import bundle_import, gold_export
