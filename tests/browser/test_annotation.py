@@ -200,7 +200,29 @@ def test_active_time_counts_only_visible_time_in_use(page, login, workspace, mon
             server["now"] += timedelta(seconds=1)
             page.clock.run_for(1000)
 
+    # The page reports its time with navigator.sendBeacon, which the browser sends on its own
+    # schedule. A report still on its way when the item is submitted would find the assignment
+    # submitted and be dropped, so the test waits until every report the page has sent was answered.
+    def is_report(request) -> bool:
+        return request.url.endswith("/time/")
+
+    answered = {"n": 0}
+    page.on("requestfinished", lambda request: answered.__setitem__("n", answered["n"] + int(is_report(request))))
+
+    def reports_answered() -> None:
+        sent = page.evaluate("window.__timeReports")
+        while answered["n"] < sent:
+            page.wait_for_event("requestfinished", predicate=is_report, timeout=10_000)
+
     login("a1", PASSWORD)
+    page.add_init_script("""(() => {
+        window.__timeReports = 0;
+        const send = navigator.sendBeacon.bind(navigator);
+        navigator.sendBeacon = (url, body) => {
+            if (String(url).endsWith("/time/")) window.__timeReports += 1;
+            return send(url, body);
+        };
+    })()""")
     page.clock.install()
     page.goto("/work/next/")
     expect(page.locator(".counter")).to_have_text("0 / 5 decided")
@@ -210,12 +232,14 @@ def test_active_time_counts_only_visible_time_in_use(page, login, workspace, mon
         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'});
         document.dispatchEvent(new Event('visibilitychange'));
     }""")
+    reports_answered()
     run_for(300_000)  # 5 min with the tab in the background: not counted
     page.evaluate("""() => {
         Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'visible'});
     }""")
     page.mouse.move(210, 210)
     run_for(10_000)  # 10 s more in use
+    reports_answered()
     for key in ("1", "j", "1", "j", "1", "j", "1", "j", "1"):
         page.keyboard.press(key)
     expect(page.locator(".counter")).to_have_text("5 / 5 decided")
