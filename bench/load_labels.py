@@ -184,9 +184,11 @@ class Annotator(threading.Thread):
     """One simulated annotator: a keep-alive connection and the real htmx save requests."""
 
     def __init__(self, *, port: int, client: dict, think_ms: int, deadline: float, start: threading.Barrier, seed_value: int,
-                 batch: bool = False, api: bool = False):
+                 batch: bool = False, api: bool = False, schedule: list[float] | None = None, clock: dict | None = None):
         super().__init__(daemon=True)
         self.batch, self.api = batch, api
+        # paced batches: when each item is due, in seconds after the common start (``clock["t0"]``)
+        self.schedule, self.clock = schedule, clock
         self.port, self.client, self.think_ms, self.deadline, self.start_barrier = port, client, think_ms, deadline, start
         self.rng = random.Random(seed_value)
         self.latencies_ms: list[float] = []
@@ -204,10 +206,13 @@ class Annotator(threading.Thread):
     def connect(self):
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
 
-    def post(self, path: str, body: str, headers: dict, what: str) -> tuple[int, str] | None:
+    def post(self, path: str, body: str, headers: dict, what: str, due: float | None = None) -> tuple[int, str] | None:
         """One POST, timed; a dropped keep-alive connection is reopened and the request sent
-        again, as a browser would (the server treats a repeated save as a no-op)."""
-        started = time.perf_counter()
+        again, as a browser would (the server treats a repeated save as a no-op). A paced request
+        is timed from when it was due (``due``, perf_counter seconds), not from when this client got
+        round to sending it: a client held up by a slow answer would otherwise hide the delay it
+        caused (coordinated omission)."""
+        started = time.perf_counter() if due is None else min(due, time.perf_counter())
         for _attempt in range(3):
             try:
                 self.conn.request("POST", path, body=body, headers=headers)
@@ -245,12 +250,12 @@ class Annotator(threading.Thread):
             return None
         return int(found.group(1))
 
-    def save_item(self, assignment: int, criteria: list[int]) -> None:
+    def save_item(self, assignment: int, criteria: list[int], due: float | None = None) -> None:
         """A whole item in one request to the batch API (issue 12, point 7), as a team importing
         finished labels, or the page's batched clicks, would send it."""
         decisions = [{"criterion": c, "verdict": self.rng.choice(VERDICTS), "revision": 0} for c in criteria]
         answer = self.post(f"/api/assignments/{assignment}/labels/", json.dumps(decisions),
-                           {**self.headers, "Content-Type": "application/json"}, f"item {assignment}")
+                           {**self.headers, "Content-Type": "application/json"}, f"item {assignment}", due=due)
         if answer is None:
             return
         status, text = answer
@@ -273,11 +278,15 @@ class Annotator(threading.Thread):
         finally:
             self.start_barrier.wait()
         try:
-            for item in self.client["work"]:
+            for index, item in enumerate(self.client["work"]):
                 if self.batch:
                     if time.monotonic() > self.deadline:
                         return
-                    self.save_item(item["assignment"], item["criteria"])
+                    due = None
+                    if self.schedule is not None:
+                        due = self.clock["t0"] + self.schedule[index]
+                        time.sleep(max(0.0, due - time.perf_counter()))  # pacing: wait for the item's turn
+                    self.save_item(item["assignment"], item["criteria"], due=due)
                     continue
                 for index, criterion in enumerate(item["criteria"]):
                     plan = [self.rng.choice(VERDICTS)]
@@ -336,8 +345,17 @@ def verify(annotators: list[Annotator], assignment_response: dict[int, int]) -> 
     }
 
 
+def paced_schedule(*, annotators: int, items: int, criteria: int, rate: float) -> list[list[float]]:
+    """When each annotator's items are due (seconds after the start) for ``rate`` decisions per
+    second in all: items leave evenly spaced, the annotators taking turns (annotator i's k-th item
+    is the (k x annotators + i)-th of the run), so the server sees a steady arrival rate whatever
+    its answers' latency (an open-loop load: latency is measured at a given throughput)."""
+    gap = criteria / rate
+    return [[(k * annotators + i) * gap for k in range(items)] for i in range(annotators)]
+
+
 def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, threads=2, max_seconds=120.0,
-        db_name=None, conn_max_age=60, batch=False, api=False) -> dict:
+        db_name=None, conn_max_age=60, batch=False, api=False, rate=0.0) -> dict:
     db_name = db_name or f"evalsite_load_{os.getpid()}"
     with BenchDatabase(db_name) as database:
         url = database.url + (f"?conn_max_age={conn_max_age}" if conn_max_age else "")
@@ -377,10 +395,13 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
                 time.sleep(0.2)
             load_before = round(os.getloadavg()[0], 2)  # the machine is shared: say how busy it was
             pressure_before = _cpu_pressure_total()
-            barrier = threading.Barrier(len(clients) + 1)
+            clock: dict = {}
+            barrier = threading.Barrier(len(clients) + 1, action=lambda: clock.setdefault("t0", time.perf_counter()))
             deadline = time.monotonic() + max_seconds
+            schedules = (paced_schedule(annotators=len(clients), items=items, criteria=criteria, rate=rate) if rate
+                         else [None] * len(clients))
             load = [Annotator(port=port, client=c, think_ms=think_ms, deadline=deadline, start=barrier, seed_value=i,
-                              batch=batch, api=api) for i, c in enumerate(clients)]
+                              batch=batch, api=api, schedule=schedules[i], clock=clock) for i, c in enumerate(clients)]
             for annotator in load:
                 annotator.start()
             barrier.wait()
@@ -399,7 +420,8 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
         figures = {
             "annotators": annotators, "items_per_annotator": items, "criteria": criteria, "think_ms": think_ms,
             "gunicorn": f"{workers} gthread workers x {threads} threads", "conn_max_age": conn_max_age,
-            "mode": ("batch API, one request per item" if batch else "POST /api/labels/ with a token, one request per decision"
+            "mode": (f"batch API, one request per item, paced at {rate:g} decisions/s" if batch and rate
+                     else "batch API, one request per item" if batch else "POST /api/labels/ with a token, one request per decision"
                      if api else "one request per click"),
             "requests": len(latencies), "seconds": round(elapsed, 2),
             "decisions_per_second": round(sum(a.changes for a in load) / elapsed, 1) if elapsed else None,
@@ -479,13 +501,18 @@ def main(argv=None) -> None:
     parser.add_argument("--db-name", default=None)
     parser.add_argument("--batch", action="store_true", help="each item's decisions in one batch API request")
     parser.add_argument("--api", action="store_true", help="each decision through POST /api/labels/ with a token")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="with --batch: send items at this many decisions per second in all, evenly spaced, and time "
+                             "each from when it was due (0: every client sends its next item as soon as the last is answered)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.rate and not args.batch:
+        raise SystemExit("--rate paces batches: give --batch too")
     if not (1 <= args.annotators <= 200 and 1 <= args.items <= 20 and 1 <= args.criteria <= 100 and args.max_seconds <= 600):
         raise SystemExit("bounded: annotators 1..200, items 1..20, criteria 1..100, max-seconds <= 600")
     figures = run(annotators=args.annotators, items=args.items, criteria=args.criteria, think_ms=args.think_ms,
                   workers=args.workers, threads=args.threads, max_seconds=args.max_seconds, db_name=args.db_name,
-                  conn_max_age=args.conn_max_age, batch=args.batch, api=args.api)
+                  conn_max_age=args.conn_max_age, batch=args.batch, api=args.api, rate=args.rate)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -385,6 +385,16 @@ def test_check_deploy_with_production_settings_prints_no_warning():
     assert "System check identified no issues" in result.stdout + result.stderr
 
 
+def test_collectstatic_with_production_storage_hashes_every_file(tmp_path):
+    """A deployment's first step: production's storage (hashed, compressed names) refuses a file that
+    names another it cannot find, as the vendored Vega bundles did with their source maps."""
+    result = _production("collectstatic", "--noinput", "-v", "0", STATIC_ROOT=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "staticfiles.json").read_text())["paths"]
+    assert {"vendor/vega/vega-embed.min.js", "vendor/htmx/htmx.min.js", "js/labeling.js"} <= set(manifest)
+    assert (tmp_path / manifest["js/labeling.js"]).is_file()
+
+
 def test_production_never_runs_with_debug_and_reads_the_proxy_header():
     code = ("from django.conf import settings; "
             "print(settings.DEBUG, settings.SECURE_PROXY_SSL_HEADER, settings.SECURE_HSTS_SECONDS, settings.SESSION_COOKIE_SECURE)")

@@ -131,7 +131,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))  # where collectstatic writes
 
 # Django's database sessions, loaded with one plain statement instead of an ORM query (evalsite.sessions).
 SESSION_ENGINE = "evalsite.sessions"
