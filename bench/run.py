@@ -8,7 +8,8 @@
 4. Adjudication (issue 10): the queue and the adjudication page of the 250-case project, the
    gold export of the 2,500-case one, on SQLite and on PostgreSQL.
 5. Every other benchmark module that defines ``run_all(out_dir) -> list[(name, value, unit)]``
-   (``bench.formats``: the HealthBench meta-evaluation import and gold as Parquet, issue 24).
+   (``bench.formats``: the HealthBench meta-evaluation import and gold as Parquet, issue 24;
+   ``bench.judge_workers``: judge runs over 1, 2 and 4 worker processes and a shared rate limit, issue 26).
 """
 import importlib
 import json
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
-OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles", "bench.formats")
+OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles", "bench.formats", "bench.judge_workers")
 
 
 def say(name: str, value, unit: str = "") -> None:
