@@ -7,7 +7,8 @@ from types import SimpleNamespace
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from grading.reports.registry import computed_reports, pages
+from grading.api.reports import report_status_token
+from grading.reports.registry import computed_reports, pages, report_get
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -89,6 +90,12 @@ def cohort_and_gold(h, t) -> str:
     return f"?a=cohort:{t.cohort_name}&b=gold"
 
 
+def report_status(h, t) -> dict:
+    """The status URL of a coverage request on the target's project, as its 202 answer names it."""
+    query = {"source": f"cohort:{t.cohort_name}"}
+    return {"slug": h.slug, "token": report_status_token(project=t.project, report=report_get("coverage"), query=query)}
+
+
 REPORT_QUERIES = {
     "agreement": cohort_and_gold, "reliability_report": cohort_and_gold, "cross_grader": cohort_and_gold,
     "reliability": cohort_query("source"), "pairwise_agreement": cohort_query("source"), "coverage": cohort_query("source"),
@@ -133,6 +140,7 @@ API_ROWS = [
     # traits): 409, the state of the data, not the request
     *[Url(f"api-report-{report.key.replace('_', '-')}", slug, report.action, query=REPORT_QUERIES[report.key],
           get=409 if report.key in ("verbosity", "trait_scores") else 200) for report in computed_reports()],
+    Url("api-report-status", report_status, "view", variants=ALL),  # mixed: a request of the other project, 404
     Url("api-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
     Url("api-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
     Url("api-job-download", lambda h, t: {"job_id": t.export_job}, "export"),

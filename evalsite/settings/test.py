@@ -9,6 +9,9 @@ from .base import env
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if env.str("EVALSITE_TEST_CACHE_TABLE", default=""):
+    # A worker process of a broker test shares a cache table of the test database with the test (reports).
+    CACHES = {"default": {"BACKEND": "evalsite.cache.DatabaseCache", "LOCATION": env.str("EVALSITE_TEST_CACHE_TABLE")}}
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 CELERY_TASK_EAGER_PROPAGATES = True
 STORAGES = {

@@ -3,8 +3,17 @@
 (``a``, ``b``, ``source``, ``cannot_assess``, ``models``, ``ci=true``...), answered with exactly
 the JSON its command prints with ``--json``.
 
-The endpoint parses the parameters with the report's own schema and calls its compute function
-(``Report.run``), as the command does, so options, defaults, errors and results cannot drift
+The result is background work (issue 26, point 3; ``grading.reports.background``): a result
+already computed — by an earlier request, the report's page or its command, all sharing one cache
+entry — answers 200; otherwise one computation is queued for identical requests, which answer 202
+with ``{"status": "pending", "status_url", "since"}`` and the status URL in ``Location``
+(``/api/projects/{slug}/reports/status/{token}/``, the request signed into its token). The status
+URL answers 202 until the result is there, then 200 with it, or why the computation ended without
+one. Under eager Celery (the tests) the first request answers at once. A report that is not cached
+(the adjudication queue, a live reading) is computed in the request.
+
+The endpoint parses the parameters with the report's own schema and computes with its compute
+function (``Report.run``), as the command does, so options, defaults, errors and results cannot drift
 from the command line; what only makes sense on one machine (``--pairs FILE``) is the command's
 alone. Sources must be the project's own (a prefix naming another project is refused without
 looking it up). Each parameter is documented in the OpenAPI schema from its field in the report's
@@ -13,8 +22,12 @@ is what the endpoint takes; a source naming no cohort or judge of the project is
 any other name of something the project does not have, a criterion: ``LookupError``), a report
 the project's data cannot give (no attributed judges for a bias matrix...) a 409.
 """
+import re
+from datetime import datetime, timezone
+
+from django.core import signing
 from django.core.validators import RegexValidator
-from django.urls import path
+from django.urls import path, reverse
 from drf_spectacular.drainage import get_override
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -28,8 +41,9 @@ from annotation.models import Response
 from evalsite.api_errors import refusal
 from evalsite.api_schema import text_schema
 from evalsite.throttling import UserRateThrottle
-from grading.reports.registry import Flag, Params, RegistryRoutes, Report, ReportUnavailable, SourceField, computed_reports
-from grading.reports.subset import model_subset, subset_parse, subset_summary
+from grading.reports.background import report_state
+from grading.reports.registry import Flag, Params, RegistryRoutes, Report, ReportUnavailable, SourceField, computed_reports, report_get
+from grading.reports.subset import subset_parse, subset_summary
 
 from .common import responses
 
@@ -115,9 +129,97 @@ class ReportIntervalThrottle(UserRateThrottle):
         return super().allow_request(request, view)
 
 
+ERROR_STATUS = {"unavailable": status.HTTP_409_CONFLICT, "missing": status.HTTP_404_NOT_FOUND,
+                "invalid": status.HTTP_400_BAD_REQUEST, "failed": status.HTTP_500_INTERNAL_SERVER_ERROR}
+
+
+class ReportPendingOutput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["pending"])
+    status_url = serializers.URLField(help_text="GET it until it answers 200 with the result (or the error)")
+    since = serializers.DateTimeField(help_text="when the computation was queued")
+
+
+def _detail(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+
+
+STATUS_SALT = "evalsite.report-status"
+TOKEN_PATTERN = r"^[A-Za-z0-9_.:-]{1,8000}$"
+
+
+def report_status_token(*, project, report: Report, query: dict) -> str:
+    """The status URL's token of a report request: its project, report and parameter texts, signed
+    (so the URL needs nothing stored and cannot be made up); identical requests get one token."""
+    return signing.dumps([project.pk, report.key, sorted(query.items())], salt=STATUS_SALT, compress=True)
+
+
+def _status_request(token: str) -> tuple[int, str, dict] | None:
+    """(project id, report key, parameter texts) of a status token, or None for no token of ours."""
+    try:
+        project_id, key, items = signing.loads(token, salt=STATUS_SALT)
+        return int(project_id), str(key), {str(name): str(value) for name, value in items}
+    except (signing.BadSignature, TypeError, ValueError):
+        return None
+
+
+def _pending(request, project, report: Report, query: dict, since: float) -> ApiResponse:
+    """202: the result is being computed; its status URL (named by the request, so identical requests
+    share it) carries the request's parameters and answers with the result when it is there."""
+    token = report_status_token(project=project, report=report, query=query)
+    url = request.build_absolute_uri(reverse("api-report-status", kwargs={"slug": project.slug, "token": token}))
+    body = {"status": "pending", "status_url": url,
+            "since": datetime.fromtimestamp(since, tz=timezone.utc).isoformat().replace("+00:00", "Z")}
+    return ApiResponse(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url, "Retry-After": "2"})
+
+
+def report_answer(request, *, report: Report, project, query: dict) -> ApiResponse:
+    """The answer to a report request whose parameter texts are ``query`` (the report's URL or its
+    status URL): 400/404 for parameters its schema refuses, then the result (200), 202 while it
+    is computed in the background (``background.report_state``: one computation for identical
+    requests, shared with the report's page builders and its command), or why its computation
+    ended without one (409, 404, 400; 500 with the failure's words for a fault of the code)."""
+    parsed = report_query(report)(data=query, context={"project": project, "local_only": True})
+    if not parsed.is_valid():
+        return refusal(parsed.errors)  # 400; 404 for a source the project does not have
+    params = dict(parsed.validated_data)
+    ci = bool(params.pop("ci", False))
+    try:
+        subset = subset_parse(params.pop("models", None), params.pop("exclude_models", None))
+    except ValueError as exc:
+        return ApiResponse({"models": [_detail(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+    if not report.cached:  # a live reading (the adjudication queue): computed in the request, as it is cheap
+        try:
+            result = report.run(project=project, ci=ci, **params)
+        except (KeyError, IndexError):
+            raise  # a fault of the code, not of the request
+        except (ValueError, LookupError) as exc:
+            kind = "unavailable" if isinstance(exc, ReportUnavailable) else "invalid" if isinstance(exc, ValueError) else "missing"
+            return ApiResponse({"detail": _detail(exc)}, status=ERROR_STATUS[kind])
+    else:
+        data = {name: query[name] for name in report.params().fields if name in query}  # what the task parses again
+        state = report_state(report=report, project=project, params=params, data=data, ci=ci, subset=subset)
+        if state.error is not None:
+            return ApiResponse({"detail": state.error["detail"]}, status=ERROR_STATUS[state.error["kind"]])
+        if state.result is None:
+            return _pending(request, project, report, query, state.since)
+        result = state.result
+    result = report.printed(result, {**params, "ci": ci})
+    if subset is not None:
+        present = Response.objects.filter(project=project).values_list("model", flat=True).distinct()
+        result = {**result, "model_subset": subset_summary(subset, present)}
+    return ApiResponse(result)
+
+
+PENDING = OpenApiResponse(ReportPendingOutput, description="the result is being computed: GET the status URL (Location)")
+PENDING_HEADERS = [
+    OpenApiParameter("Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[202], description="the status URL"),
+    OpenApiParameter("Retry-After", OpenApiTypes.INT, OpenApiParameter.HEADER, response=[202],
+                     description="seconds to wait before asking the status URL"),
+]
+
+
 class ReportApi(APIView):
     report: Report
-    query: type[Params]
     throttle_classes = [*APIView.throttle_classes, ReportIntervalThrottle]
 
     def get(self, request, slug: str):
@@ -134,28 +236,35 @@ class ReportApi(APIView):
             if value == "" and not Draft4Validator(parameter_schema(options[name])).is_valid(""):
                 # DRF reads an empty value of a nullable field as none given; the schema does not allow it
                 return ApiResponse({name: ["give a value, or leave the parameter out"]}, status=status.HTTP_400_BAD_REQUEST)
-        parsed = self.query(data=request.query_params, context={"project": project, "local_only": True})
-        if not parsed.is_valid():
-            return refusal(parsed.errors)  # 400; 404 for a source the project does not have
-        params = dict(parsed.validated_data)
-        ci = bool(params.pop("ci", False))
-        subset = subset_parse(params.pop("models", None), params.pop("exclude_models", None))
+        query = {name: value for name, value in request.query_params.items() if name != "format"}
+        return report_answer(request, report=report, project=project, query=query)
+
+
+class ReportStatusApi(APIView):
+    """The status URL of a report request answered 202: 202 while its result is computed, then the
+    answer the report's URL gives (the result, or why there is none). Not counted by the interval
+    throttle: the request that queued the computation was. If the project's data changed meanwhile,
+    it answers for the data as it is now (queuing its computation once)."""
+
+    @extend_schema(
+        operation_id="report_status", summary="A report request answered 202: its result when it is there",
+        parameters=[OpenApiParameter("token", {"type": "string", "pattern": TOKEN_PATTERN}, OpenApiParameter.PATH,
+                                     description="from the status_url of the 202 answer"), *PENDING_HEADERS],
+        responses=responses({200: OpenApiTypes.OBJECT, 202: PENDING}, {
+            409: OpenApiResponse(OpenApiTypes.OBJECT, description="the project's data cannot give this report as asked")}),
+    )
+    def get(self, request, slug: str, token: str):
+        asked = _status_request(token) if re.fullmatch(TOKEN_PATTERN, token) else None
         try:
-            with model_subset(subset):
-                result = report.printed(report.run(project=project, ci=ci, **params), {**params, "ci": ci})
-        except ReportUnavailable as exc:
-            return ApiResponse({"detail": str(exc).splitlines()[0]}, status=status.HTTP_409_CONFLICT)
-        except (KeyError, IndexError):
-            raise  # a fault of the code, not of the request
-        except LookupError as exc:  # the request names something the project does not have (a criterion...)
-            return ApiResponse({"detail": str(exc).splitlines()[0]}, status=status.HTTP_404_NOT_FOUND)
-        except (ValueError, LookupError) as exc:
-            return ApiResponse({"detail": str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__},
-                               status=status.HTTP_400_BAD_REQUEST)
-        if subset is not None:
-            present = Response.objects.filter(project=project).values_list("model", flat=True).distinct()
-            result = {**result, "model_subset": subset_summary(subset, present)}
-        return ApiResponse(result)
+            report = report_get(asked[1]) if asked else None
+        except LookupError:
+            report = None  # a report unregistered since
+        if report is None:
+            return ApiResponse({"detail": "no such report request"}, status=status.HTTP_404_NOT_FOUND)
+        project = project_get_for(user=request.user, action=report.action, slug=slug)
+        if project.pk != asked[0]:
+            return ApiResponse({"detail": "no such report request in this project"}, status=status.HTTP_404_NOT_FOUND)
+        return report_answer(request, report=report, project=project, query=asked[2])
 
 
 def report_query(report: Report) -> type[Params]:
@@ -182,19 +291,20 @@ def report_view(report: Report):
     get = extend_schema(
         operation_id=f"report_{report.key}", summary=f"The {report.key} report (manage.py {report.key} --json)",
         description=report.help or report.title,
-        parameters=report_parameters(report),
-        responses=responses(OpenApiTypes.OBJECT, {400: OpenApiTypes.OBJECT, 409: OpenApiResponse(
-            OpenApiTypes.OBJECT, description="the project's data cannot give this report as asked (detail says why)")}),
+        parameters=[*report_parameters(report), *PENDING_HEADERS] if report.cached else report_parameters(report),
+        responses=responses({200: OpenApiTypes.OBJECT, **({202: PENDING} if report.cached else {})}, {
+            400: OpenApiTypes.OBJECT, 409: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="the project's data cannot give this report as asked (detail says why)")}),
     )(get)
-    view = type(f"{report.key.title().replace('_', '')}ReportApi", (ReportApi,), {"report": report, "query": report_query(report),
-                                                                                "get": get})
+    view = type(f"{report.key.title().replace('_', '')}ReportApi", (ReportApi,), {"report": report, "get": get})
     _VIEWS[id(report)] = view.as_view()
     return _VIEWS[id(report)]
 
 
 def _routes() -> list:
     return [path(f"{report.key}/", report_view(report), name=f"api-report-{report.key.replace('_', '-')}")
-            for report in computed_reports()]
+            for report in computed_reports()] + [
+        path("status/<str:token>/", ReportStatusApi.as_view(), name="api-report-status")]
 
 
 # Under ``projects/<slug>/reports/`` (``grading.api.urls``): one route per report, read from the registry.

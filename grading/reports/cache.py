@@ -8,7 +8,9 @@ needed, and a change in another project leaves the entry in place.
 
 A computation that fails unexpectedly is stored as ``{"error", "failed": True}`` for a
 short while (``FAILED_SECONDS``), so a page shows the error instead of waiting, and
-``report_forget`` clears it (the page's retry button).
+``report_forget`` clears it (the page's retry button). A report's background computation
+(``background``) keeps why it ended without a result apart, under ``KEY:error``
+(``report_store_error``), since its result's entry is read by every caller of ``Report.run``.
 """
 import hashlib
 import json
@@ -36,11 +38,19 @@ def report_key(*, projects: list[Project], name: str, params: dict) -> str:
 
 
 def report_cached(*, projects: list[Project], name: str, params: dict, compute: Callable[[], dict]) -> dict:
-    """The cached result for (name, params, fingerprints), computing and storing it on a miss."""
+    """The cached result for (name, params, fingerprints), computing and storing it on a miss.
+    While it computes, the key is marked pending (unless a queued computation marked it already),
+    so a request for the same result meanwhile waits for this one instead of queuing another."""
     key = report_key(projects=projects, name=name, params=params)
     result = cache.get(key)
     if result is None:
-        result = compute()
+        marked = report_mark_pending(key=key)
+        try:
+            result = compute()
+        except BaseException:
+            if marked:
+                cache.delete(f"{key}:pending")
+            raise
         cache.set(key, result, TIMEOUT_SECONDS)
         cache.delete(f"{key}:pending")
     return result
@@ -53,6 +63,10 @@ def report_peek(*, key: str) -> dict | None:
 def report_mark_pending(*, key: str) -> bool:
     """Mark a background computation as queued; False if one is queued already."""
     return cache.add(f"{key}:pending", time.time(), PENDING_SECONDS)
+
+
+def report_unmark_pending(*, key: str) -> None:
+    cache.delete(f"{key}:pending")
 
 
 def report_pending_since(*, key: str) -> float | None:
@@ -69,6 +83,19 @@ def report_store_failure(*, key: str, message: str) -> dict:
     return failure
 
 
+def report_store_error(*, key: str, error: dict, seconds: int) -> None:
+    """Remember why the background computation of ``key`` ended without a result (``error``: what
+    ``report_error`` reads), then drop its pending mark: a reader never sees neither. Kept apart
+    from the result's entry, which ``report_cached`` reads as a result."""
+    cache.set(f"{key}:error", error, seconds)
+    cache.delete(f"{key}:pending")
+
+
+def report_error(*, key: str) -> dict | None:
+    """Why the computation of ``key`` ended without a result, while that is remembered, or None."""
+    return cache.get(f"{key}:error")
+
+
 def report_forget(*, key: str) -> None:
     """Drop a stored result or failure and the pending mark: the next view computes it again."""
-    cache.delete_many([key, f"{key}:pending"])
+    cache.delete_many([key, f"{key}:pending", f"{key}:error"])

@@ -6,7 +6,9 @@ choices and help from the field), ``--project``, ``--json``, and on every report
 ``--exclude-models`` (issue 14, point 4: the computation runs under that model subset and the
 result says which models were asked for and used, ``model_subset``) and ``--ci`` (issue 14,
 point 5: bootstrap 95% intervals resampling cases). ``ReportCommand`` is that base, also used
-by ``calibrate``, which writes and so is no report.
+by ``calibrate``, which writes and so is no report. A report command reads the cache entry the
+report's page builders and API share (``background.report_settled``): a result computed (or being
+computed) for the same inputs is printed without computing it again.
 """
 from django.core.management.base import CommandError
 from rest_framework import serializers
@@ -15,6 +17,7 @@ from annotation.models import Response
 from evalsite.cli import JsonCommand
 from grading.sources import project_get
 
+from .background import report_settled
 from .registry import report_get
 from .subset import model_subset, subset_parse, subset_summary
 
@@ -100,7 +103,8 @@ def report_command(key: str):
             data = {name: options[name] for name in fields if options.get(name) is not None}
             params = report.parse(project=project, data=data)
             ci = bool(options.get("ci")) if report.intervals else False
-            result = report.run(project=project, ci=ci, **params)
+            # the result a page or an API request computed, or is computing, is the command's too
+            result = report_settled(report=report, project=project, ci=ci, **params)
             return report.printed(result, {**params, "ci": ci})
 
     Command.__name__ = f"{key.title().replace('_', '')}Command"

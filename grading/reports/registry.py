@@ -27,7 +27,7 @@ from rest_framework import serializers
 from evalsite.codes import NOT_FOUND
 from grading.sources import Source, project_get, source_parse
 
-from .cache import report_cached
+from .cache import report_cached, report_key
 from .subset import subset_summary
 
 STRATEGIES = ("skip", "zero", "partial", "fail")
@@ -37,7 +37,7 @@ FIXED_STRATEGIES = (*STRATEGIES, "verdict")
 # What every report's result and printed JSON state, whatever its own output picks (``Report.run``).
 STATED = ("cannot_assess_strategy", "left_out", "n_excluded_cases", "n_draft_labels")
 # Modules of this package that declare no report (imported by discovery all the same, harmlessly).
-NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli", "glossary"}
+NOT_REPORTS = {"registry", "views", "urls", "tasks", "cli", "glossary", "background"}
 
 
 # --- typed parameters ----------------------------------------------------------------------
@@ -295,11 +295,24 @@ class Report:
 
         if not self.cached:
             return compute()
+        return report_cached(**self._cache_scope(project=project, ci=ci, params=params), compute=compute)
+
+    def _cache_scope(self, *, project, ci: bool, params: dict) -> dict:
+        """What ``run``'s cache entry is keyed by: the projects it reads, the report and its parameters."""
         sources = [v for v in params.values() if isinstance(v, Source)]
         projects = {p.pk: p for p in [project, *(s.project for s in sources)]}
         key_params = {name: (f"{v.project.slug}:{v.spec}" if isinstance(v, Source) else v) for name, v in params.items()}
-        return report_cached(projects=[projects[pk] for pk in sorted(projects)], name=self.key,
-                             params={**key_params, **extra}, compute=compute)
+        return {"projects": [projects[pk] for pk in sorted(projects)], "name": self.key,
+                "params": {**key_params, **({"ci": True} if ci else {})}}
+
+    def cache_key(self, *, project, ci: bool = False, **params) -> str | None:
+        """The key of ``run``'s cached result for validated ``params`` under the active model subset,
+        without computing anything (None for a report that is not cached): the page's builders, the
+        API's background computations and the commands all read and write this one entry."""
+        if not self.cached:
+            return None
+        project = project_get(slug=project) if isinstance(project, str) else project
+        return report_key(**self._cache_scope(project=project, ci=ci, params=params))
 
     def answer(self, *, project, inputs=None, ci: bool = False, **data) -> dict:
         """The result for raw parameters as a command or a caller names them (texts)."""
