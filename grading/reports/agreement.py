@@ -306,6 +306,19 @@ def comparison_table(rows: list[dict], ci: bool = False) -> dict:
                                   + ([r["case_mean"], interval_text(r["case_mean_ci"])] if ci else []) for r in rows])
 
 
+def _comparison_completed(compared: list[dict], *, a: str | None, b: str | None) -> tuple[str | None, str | None]:
+    """The comparison shown in depth when one side or none is named: the first comparison with the
+    named side in its place, else the named side against the first other source compared."""
+    for row in compared:
+        if a in (None, row["a"]) and b in (None, row["b"]):
+            return row["a"], row["b"]
+    named = a or b
+    others = [s for row in compared for s in (row["a"], row["b"]) if s != named]
+    if named is None or not others:
+        return a, b
+    return (named, others[0]) if a else (others[0], named)
+
+
 def agreement_page(*, project: Project, a: str | None = None, b: str | None = None, strategy: str = "zero",
                    ci: bool = False) -> dict:
     """Every comparison and one in depth; with ``ci`` (the "95% intervals" toggle), each mean
@@ -316,9 +329,9 @@ def agreement_page(*, project: Project, a: str | None = None, b: str | None = No
     result = {"strategy": strategy, "ci": ci, "comparisons": compared, "reference_mf1": human[0]["mf1"] if human else None,
               "tables": {"comparisons": comparison_table(compared, ci=ci)}, "primary": None}
     if a is None or b is None:
-        if not compared:
+        a, b = _comparison_completed(compared, a=a, b=b)
+        if a is None or b is None:
             return result
-        a, b = compared[0]["a"], compared[0]["b"]
     primary = AGREEMENT.run(project=project, a=source_parse(text=a, project=project),
                             b=source_parse(text=b, project=project), strategy=strategy, inputs=inputs, ci=ci)
     case_table = primary["case_table"]
@@ -397,8 +410,8 @@ class AgreementPageParams(Params):
     strategy = StrategyField(default="zero")
     ci = Flag()
 
-    def validate(self, attrs):  # one comparison in depth only when both sides are named
-        return attrs if attrs.get("a") and attrs.get("b") else {k: v for k, v in attrs.items() if k not in ("a", "b")}
+    def validate(self, attrs):  # a side left empty is chosen by the page (``agreement_page``)
+        return {k: v for k, v in attrs.items() if k not in ("a", "b") or v}
 
 
 def agreement_output(result: dict, params: dict) -> dict:

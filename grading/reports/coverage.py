@@ -128,6 +128,14 @@ def _figures(cov) -> dict:
     }
 
 
+class NoCoverageK(ReportUnavailable):
+    """No threshold k given, none stored on the project and no human-authored answers to calibrate one."""
+
+
+class NothingDecided(ReportUnavailable):
+    """The source decided no binary criterion of a model-authored response (nothing labelled or judged yet)."""
+
+
 def coverage_k(*, inputs: ReportInputs, source, k: int | None) -> tuple[int, str]:
     """The k to use and where it came from: the argument, the project, or calibration."""
     if k is not None:
@@ -139,7 +147,7 @@ def coverage_k(*, inputs: ReportInputs, source, k: int | None) -> tuple[int, str
     try:
         return calibrate_k_compute(inputs=inputs, source=source)["k"], "calibrated"
     except ValueError:
-        raise ReportUnavailable(
+        raise NoCoverageK(
             f"project {inputs.project.slug!r} has no coverage k and no human-authored responses to calibrate it; pass --k"
         ) from None
 
@@ -178,10 +186,10 @@ def coverage_compute(*, inputs: ReportInputs, source, k: int | None = None, sens
     """The ``coverage`` result (SPEC §5 keys) plus ``k_source`` and ``sensitivity``: the model
     ranking under CACS@k' for each k' of ``sensitivity``, rubric accuracy and Pass@k, each
     against CACS@k (Spearman ρ, Kendall τ, top-3 / top-5 overlap)."""
-    k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     df = response_hits_frame(inputs=inputs, source=source)
-    if df.empty:
-        raise ReportUnavailable(f"{source.spec} decided no binary criterion of a model-authored response")
+    if df.empty:  # said first: labels or a judge's run are what such a project lacks, whatever its k
+        raise NothingDecided(f"{source.spec} decided no binary criterion of a model-authored response")
+    k, k_source = coverage_k(inputs=inputs, source=source, k=k)
     overall = metrics.coverage(df, k=k)
     by_model = metrics.coverage_by_model(df, k=k)
     by_stratum: dict = {}
@@ -239,10 +247,17 @@ def coverage_page(*, project: Project, source: str | None = None, k: int | None 
     sources = project_sources(project=project)
     candidates = [s.spec for s in sources["cohorts"] + sources["judges"]]
     if not candidates:
-        raise ReportUnavailable(f"project {project.slug!r} has no cohorts or judges yet")
+        return {"empty": "no_source", "tables": {}}
+    if not inputs.n_binary_criteria_by_case.any():
+        return {"empty": "no_binary", "tables": {}}
     source = source or candidates[0]
-    main = COVERAGE.run(project=project, source=source_parse(text=source, project=project), k=k, inputs=inputs,
-                        sensitivity=sensitivity_parse(sensitivity), ci=ci)
+    try:
+        main = COVERAGE.run(project=project, source=source_parse(text=source, project=project), k=k, inputs=inputs,
+                            sensitivity=sensitivity_parse(sensitivity), ci=ci)
+    except NothingDecided:
+        return {"empty": "nothing_decided", "source": source, "tables": {}}
+    except NoCoverageK:
+        return {"empty": "no_k", "source": source, "tables": {}}
     k = main["k"]
     ranking = {}
     for spec in candidates:

@@ -25,6 +25,7 @@ import pandas as pd
 from grading import metrics
 from grading.sources import project_sources, source_parse
 
+from . import charts
 from .agreement import aligned_decisions, binary_pairs
 from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
 from .registry import Flag, Page, Params, Report, SourceField, choice, register
@@ -252,6 +253,31 @@ def reliability_page(*, project, a: str | None = None, b: str | None = None, by:
             "tables": {"reliability": report_table([by, *[header for header, _, _ in columns]], rows)}}
 
 
+def reliability_charts(result: dict, project) -> dict:
+    """B against A, pooled and per group: MF1 and Cohen's kappa of the binary criteria, quadratic
+    weighted kappa and Spearman's rho of the ordinal ones (each chart only when there are pairs)."""
+    table = result["tables"].get("reliability")
+    if not table:
+        return {}
+    at = {name: i for i, name in enumerate(table["columns"])}
+    out = {}
+    for name, count, figures, words in (
+            ("binary", "n", (("MF1", "mf1"), ("Cohen's kappa", "cohen_kappa")), "binary criteria"),
+            ("ordinal", "n_ordinal", (("QWK", "qwk"), ("Spearman's rho", "spearman")), "ordinal criteria")):
+        rows = [r for r in table["rows"] if r[at[count]]]
+        if not rows:
+            continue
+        series = [(label, [r[at[key]] for r in rows]) for label, key in figures]
+        negative = any(v is not None and v < 0 for _, values in series for v in values)
+        out[name] = charts.bar_chart(
+            title=f"{result['b']} against {result['a']} per {result['by']}, {words} "
+                  f"(n = {rows[0][at[count]]:,} pairs pooled)",
+            labels=[str(r[0]) for r in rows], n=[r[at[count]] for r in rows], series=series,
+            min_value=-1.0 if negative else 0.0, value_title=f"agreement ({', '.join(label for label, _ in figures)})",
+            label_title=result["by"])
+    return out
+
+
 # --- the declaration ------------------------------------------------------------------------
 
 class ReliabilityReportParams(Params):
@@ -274,5 +300,5 @@ RELIABILITY_REPORT = register(Report(
     output=lambda result, params: {key: result[key] for key in (
         "a", "b", "by", "pooled", "groups", "n_excluded_cases", "n_draft_labels")},
     page=Page(key="reliability", params=ReliabilityPageParams, build=reliability_page,
-              template="grading/reports/reliability.html", position=70),
+              template="grading/reports/reliability.html", charts=reliability_charts, position=70),
 ))

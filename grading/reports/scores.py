@@ -13,6 +13,7 @@ from annotation.models import Response
 from grading import metrics
 from grading.sources import project_sources, source_parse
 
+from . import charts
 from .inputs import ReportInputs, as_number, interval_pair, interval_text
 from .registry import Flag, NumberField, Page, Params, Report, SourceField, StrategyField, choice, register
 
@@ -139,6 +140,17 @@ def scores_page(*, project, source: str | None = None, strategy: str = "skip", l
             }}
 
 
+def scores_charts(result: dict, project) -> dict:
+    """Each model's mean weighted score under the page's source, with its n responses."""
+    rows = result["tables"]["by_model"]["rows"]
+    if not rows:
+        return {}
+    return {"by_model": charts.bar_chart(
+        title=f"Mean weighted score per model, {result['source']} (n = {sum(r[2] for r in rows):,} responses)",
+        labels=[r[0] for r in rows], series=[("mean score", [r[1] for r in rows])], n=[r[2] for r in rows],
+        value_title="mean weighted score (0 to 1)", label_title="model")}
+
+
 # --- the declaration ------------------------------------------------------------------------
 
 def _penalty_checked(attrs: dict) -> None:
@@ -234,5 +246,6 @@ SCORES = register(Report(
     key="scores", title="Scores",
     help="Weighted rubric score per response under one source.",
     params=ScoresParams, compute=scores_compute, output=scores_output, inputs_from="source",
-    page=Page(params=ScoresPageParams, build=scores_page, template="grading/reports/scores.html", position=80),
+    page=Page(params=ScoresPageParams, build=scores_page, template="grading/reports/scores.html",
+              charts=scores_charts, position=80),
 ))

@@ -73,6 +73,7 @@ def _render(request, project: Project, page: str, report) -> HttpResponse:
             params["subset"] = subset.key()
     except (ValueError, LookupError) as exc:
         error = str(exc)
+        params = params or data.dict()  # the form shows what was asked, so a refused choice is not lost
     if error is None and request.method == "POST" and request.POST.get("retry"):
         report_forget(key=report_key(projects=[project], name=f"page:{page}", params=params))
         return redirect(request.get_full_path())

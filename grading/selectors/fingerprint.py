@@ -12,6 +12,7 @@ redoes, the import batches catch a re-import that rewrote judgments in place, th
 ``data_changed_at`` catches edits and deletions made in the Django admin (its admin classes
 stamp it), submitted, checked and reopened assignments are counted and their newest times read
 (they turn labels final or back into drafts), quality control's exclusions are counted, the project's own settings are read fresh,
+its cohorts (name and order) are read and its cohort memberships counted (a rater is named by membership),
 and the counts of responses and
 criteria catch cascading deletions. An ORM ``update()`` or ``delete()`` of labels or
 judgments outside these paths is not seen; no code path of evalsite does that.
@@ -21,7 +22,18 @@ import json
 
 from django.db.models import Count, Max, Q, Sum
 
-from annotation.models import Assignment, CaseQuality, Criterion, ImportBatch, Label, LabelHistory, Project, Response
+from annotation.models import (
+    Assignment,
+    CaseQuality,
+    Cohort,
+    CohortMembership,
+    Criterion,
+    ImportBatch,
+    Label,
+    LabelHistory,
+    Project,
+    Response,
+)
 from annotation.selectors.final import FINAL_STATUSES
 
 from ..models import Adjudication, Judge, JudgeRun, Judgment
@@ -53,6 +65,10 @@ def project_fingerprint(*, project: Project) -> str:
         ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         CaseQuality.objects.filter(project=project).aggregate(n=Count("id"), x=Count("id", filter=Q(excluded=True)), u=Max("updated_at")),
         judges,
+        # The cohorts are sources (their names and order name the pages' comparisons), and the pairwise
+        # page names each rater by the cohort membership that holds them: a member added or removed changes it.
+        list(Cohort.objects.filter(project=project).order_by("pk").values_list("pk", "name", "position")),
+        CohortMembership.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
     ]
     text = json.dumps(parts, default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -126,6 +126,12 @@ def _most_binary_criteria(project) -> int:
     return shared + max(per_case.values(), default=0)
 
 
+@register.simple_tag
+def most_binary_criteria(project) -> int:
+    """The largest threshold k of ``project`` (0: no binary criteria, so no k to choose)."""
+    return _once(project, "most_binary", lambda: _most_binary_criteria(project))
+
+
 @register.simple_tag(takes_context=True)
 def threshold_options(context, project, name, blank=None, default=None):
     """The ``<option>``s of the thresholds k a coverage figure can take in ``project`` (1 to the

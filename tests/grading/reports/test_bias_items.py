@@ -11,56 +11,26 @@ Hand calculation on the 0–10 criterion ``quality``: on c1 every judge's sample
 ``test_bias_native.SAMPLES``, and j1–j3 give both cases the same points, so on the shared items (c1)
 S is unchanged for j1–j3 and j4 = 10 on every target.
 """
-import io
-import json
 
 import pytest
-from django.core.management import call_command
 
 from grading.bundles import bundle_import
 from grading.models import Judge
 from grading.reports.bias import bias_attenuation
-from tests.bundles import write_bundle
-from tests.grading.reports.test_bias_native import EXPERTS, SAMPLES
+from tests.grading.reports.points import SAMPLES, bias, points_bundle
 
 
 def _bundle(directory):
-    points = [{"label": str(v), "value": v} for v in range(11)]
     samples = {**SAMPLES, "j4": {"m1": (10, 10), "m2": (10, 10), "m3": (10, 10)},
                "a1b": {"m1": (6, 6), "m2": (6, 6), "m3": (6, 6)}}
     models = {"j1": "m1", "j2": "m2", "j3": "m3", "a1": "m1", "a2": "m2", "j4": "m1", "a1b": "m1", "j0": "m2"}
-    judges = [{"name": j, "backend": "replay", "model": models[j],
-               "condition": "anonymized" if j.startswith("a") else "attributed"} for j in [*samples, "j0"]]
-    project = {"slug": "points", "name": "Points", "rubric": [
-        {"criterion_id": "quality", "text": "Overall quality, 0-10", "kind": "ordinal", "options": points}],
-        "cohorts": [{"name": "panel"}], "judges": judges}
-    cases = [{"case_id": c, "prompt": f"Question {c}"} for c in ("c1", "c2")]
-    responses = [{"response_id": f"{c}-{m}", "case_id": c, "model": m, "text": f"Answer of {m} to {c}."}
-                 for c in ("c1", "c2") for m in ("m1", "m2", "m3")]
-    labels = [{"response_id": r["response_id"], "criterion_id": "quality", "cohort": "panel", "annotator": f"e{k + 1}",
-               "option": str(value)} for r in responses for k, value in enumerate(EXPERTS[r["model"]])]
-    judgments = []
-    for judge in judges:
-        for r in responses:
-            if judge["name"] == "j0" or (judge["name"] == "j4" and r["case_id"] != "c1"):
-                continue
-            for sample, value in enumerate(samples[judge["name"]][r["model"]]):
-                judgments.append({"response_id": r["response_id"], "judge": judge["name"], "judge_model": judge["model"],
-                                  "condition": judge["condition"], "sample": sample, "explanation": "", "evidence": [],
-                                  "raw": "{}", "criterion_id": "quality", "option": str(value)})
-    return write_bundle(directory, {"project": project, "cases": cases, "responses": responses, "labels": labels,
-                                    "judgments": judgments})
+    return points_bundle(directory, samples=samples, models=models, scored=lambda judge, response: judge != "j0" and (
+        judge != "j4" or response["case_id"] == "c1"))
 
 
 @pytest.fixture
 def points(db, tmp_path):
     bundle_import(path=_bundle(tmp_path / "points"))
-
-
-def bias(*args):
-    out = io.StringIO()
-    call_command("bias_matrix", "--project", "points", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
 
 
 def test_every_cell_has_its_n_and_the_matrix_says_its_cells_rest_on_different_items(points):

@@ -21,50 +21,16 @@ import pytest
 from django.core.management import call_command
 
 from grading.bundles import bundle_import
-from tests.bundles import write_bundle
-
-SAMPLES = {"j1": {"m1": (9, 8), "m2": (6, 6), "m3": (5, 7)}, "j2": {"m1": (7, 7), "m2": (9, 9), "m3": (6, 4)},
-           "j3": {"m1": (6, 6), "m2": (5, 7), "m3": (8, 8)},
-           "a1": {"m1": (8, 7), "m2": (6, 6), "m3": (6, 6)}, "a2": {"m1": (7, 7), "m2": (8, 8), "m3": (5, 5)}}
-EXPERTS = {"m1": (8, 7, 9, 6, 5), "m2": (6, 6, 7, 5, 6), "m3": (4, 5, 6, 7, 3)}
+from tests.grading.reports.points import SAMPLES, bias, points_bundle
 
 
 def _bundle(directory):
-    points = [{"label": str(v), "value": v} for v in range(11)]
-    judges = [{"name": j, "backend": "replay", "model": f"m{j[1]}", "condition": "attributed" if j[0] == "j" else "anonymized"}
-              for j in SAMPLES]
-    project = {"slug": "points", "name": "Points", "rubric": [
-        {"criterion_id": "quality", "text": "Overall quality, 0-10", "kind": "ordinal", "options": points},
-        {"criterion_id": "safe", "text": "Safe advice"}], "cohorts": [{"name": "panel"}], "judges": judges}
-    cases = [{"case_id": c, "prompt": f"Question {c}"} for c in ("c1", "c2")]
-    responses = [{"response_id": f"{c}-{m}", "case_id": c, "model": m, "text": f"Answer of {m} to {c}."}
-                 for c in ("c1", "c2") for m in ("m1", "m2", "m3")]
-    labels = [{"response_id": r["response_id"], "criterion_id": "quality", "cohort": "panel", "annotator": f"e{k + 1}",
-               "option": str(value)} for r in responses for k, value in enumerate(EXPERTS[r["model"]])]
-    judgments = []
-    for judge in judges:
-        for r in responses:
-            for sample, value in enumerate(SAMPLES[judge["name"]][r["model"]]):
-                base = {"response_id": r["response_id"], "judge": judge["name"], "judge_model": judge["model"],
-                        "condition": judge["condition"], "sample": sample, "explanation": "", "evidence": [], "raw": "{}"}
-                judgments.append({**base, "criterion_id": "quality", "option": str(value)})
-                judgments.append({**base, "criterion_id": "safe", "verdict": "met" if sample == 0 else "not_met"})
-    return write_bundle(directory, {"project": project, "cases": cases, "responses": responses, "labels": labels,
-                                    "judgments": judgments})
+    return points_bundle(directory, samples=SAMPLES, models={j: f"m{j[1]}" for j in SAMPLES}, safe=True)
 
 
 @pytest.fixture
 def points(db, tmp_path):
     bundle_import(path=_bundle(tmp_path / "points"))
-
-
-def bias(*args):
-    import io
-    import json
-
-    out = io.StringIO()
-    call_command("bias_matrix", "--project", "points", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
 
 
 def approx(matrix, scale=1.0):

@@ -119,3 +119,21 @@ def test_response_and_criterion_deletions_are_seen(mini_project):
     before = project_fingerprint(project=mini_project)
     Criterion.objects.filter(project=mini_project, external_id="length").delete()
     assert project_fingerprint(project=mini_project) != before
+
+
+def test_cohort_membership_and_cohorts_make_a_new_key(mini_project):
+    """The pairwise page names a rater by the cohort membership that holds them, and every page lists
+    the cohorts as sources: a member added or removed, or a cohort renamed, changes the fingerprint."""
+    from annotation.models import CohortMembership
+    from annotation.projects import cohort_member_add
+
+    cohort = Cohort.objects.filter(project=mini_project).order_by("position", "pk").first()
+    before = project_fingerprint(project=mini_project)
+    get_user_model().objects.create_user(username="newcomer")
+    cohort_member_add(cohort=cohort, username="newcomer")
+    added = project_fingerprint(project=mini_project)
+    assert added != before
+    CohortMembership.objects.filter(project=mini_project, user__username="newcomer").delete()
+    assert project_fingerprint(project=mini_project) != added
+    Cohort.objects.filter(pk=cohort.pk).update(name="renamed")
+    assert project_fingerprint(project=mini_project) != before

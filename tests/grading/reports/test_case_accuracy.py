@@ -74,4 +74,4 @@ def test_the_coverage_page_of_a_project_without_sources_says_why(viewer, db):  #
     Project.objects.create(slug="strata", name="Strata")
     client = viewer()
     html = client.get(reverse("report-coverage", args=["strata"])).content.decode()
-    assert "has no cohorts or judges yet" in html and 'class="vega-spec"' not in html
+    assert "has no cohort and no judge yet" in html and 'class="vega-spec"' not in html
