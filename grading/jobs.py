@@ -90,6 +90,26 @@ def _enqueue(job: DataJob) -> None:
     transaction.on_commit(lambda: data_job_dispatch(job_id=job.pk))
 
 
+def data_job_resend_unsent(*, now=None, send=None) -> tuple[int, ...]:
+    """Send again every job queued for ``EVALSITE_QUEUED_RESEND_SECONDS`` since it was last sent
+    (``heartbeat_at`` of a queued job; never re-sent: ``created_at``), whose copies were lost with
+    the broker's state (a Redis restart without persistence, a purge): the watcher copy cannot
+    help, it was lost too. Called by the periodic sweep (``grading.judge_run_sweep``). Each job is
+    marked sent with one conditional UPDATE (of several sweepers one sends it); if its first copy
+    still exists, the copy that comes second finds the job taken or ended (``data_job_run``'s
+    claim). Returns the jobs sent."""
+    now = now or timezone.now()
+    due = now - timedelta(seconds=settings.EVALSITE_QUEUED_RESEND_SECONDS)
+    unsent = (Q(status=DataJob.QUEUED) & ~Q(stage=DataJob.COLUMNS_STAGE)
+              & (Q(heartbeat_at__lt=due) | Q(heartbeat_at__isnull=True, created_at__lt=due)))
+    sent = []
+    for job_id in DataJob.objects.filter(unsent).order_by("pk").values_list("pk", flat=True):
+        if DataJob.objects.filter(Q(pk=job_id) & unsent).update(heartbeat_at=now):
+            data_job_dispatch(job_id=job_id, send=send)
+            sent.append(job_id)
+    return tuple(sent)
+
+
 @transaction.atomic
 def data_job_export_start(*, project: Project, user) -> DataJob:
     """Queue a gold export of ``project`` (the caller checked the user may export)."""
@@ -183,8 +203,8 @@ def data_job_columns_choose(*, job: DataJob, mapping: dict) -> bool:
     if held is None:
         return False
     held.params = {**held.params, "mapping": mapping}
-    held.stage = "queued"
-    held.save(update_fields=["params", "stage"])
+    held.stage, held.heartbeat_at = "queued", timezone.now()  # a queued job's: when it was sent
+    held.save(update_fields=["params", "stage", "heartbeat_at"])
     _enqueue(held)
     return True
 

@@ -6,6 +6,7 @@ from django.db import OperationalError
 
 from .jobs import (
     data_job_dispatch,  # noqa: F401  (sent by name from there; tests and bench import it here)
+    data_job_resend_unsent,
     data_job_run,
 )
 from .judges.dispatch import judge_run_dispatch  # noqa: F401  (sent by name from there; tests import it here)
@@ -39,8 +40,9 @@ def judge_run_execute_task(*, run_id: int, handoff: str = "") -> dict:
 def judge_run_sweep_task() -> dict:
     """Sent by Celery beat every ``EVALSITE_JUDGE_SWEEP_SECONDS`` (``CELERY_BEAT_SCHEDULE``; it
     expires after one interval, so sweeps that waited behind busy workers do not pile up): hand
-    over the runs whose worker died, stop the stopping ones. No result is stored."""
-    return judge_run_sweep().as_dict()
+    over the runs whose worker died, stop the stopping ones, and send again the runs and data jobs
+    queued for ``EVALSITE_QUEUED_RESEND_SECONDS`` whose message may be lost. No result is stored."""
+    return {**judge_run_sweep().as_dict(), "jobs_resent": list(data_job_resend_unsent())}
 
 
 @shared_task(name="grading.data_job_run", acks_late=True, reject_on_worker_lost=True, bind=True)

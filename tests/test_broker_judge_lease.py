@@ -8,7 +8,10 @@ loopback Chat Completions server (which counts the calls):
   the run to the other worker once the lease lapses (no button, nothing sent by hand, no message
   of the dead worker's needed) and it is finished with exactly responses x criteria x samples
   judgments, none twice, and at most the run's concurrency of calls paid twice;
-- two judges on one endpoint, each on its own worker: together they keep its rate limit.
+- two judges on one endpoint, each on its own worker: together they keep its rate limit;
+- a queued run whose message was purged (as a Redis restart without persistence loses it) is sent
+  again by the sweeper, on beat, and executed; a run the sweeper sends again while its first
+  message still waits is executed once, and a copy that comes after it finished makes no call.
 
 The workers run with a 3-second lease and beat sweeps every half second, so the test does not
 wait a minute. Only in the PostgreSQL + Redis leg of `.ci/run`; the lease and the sweeper are
@@ -21,12 +24,14 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from annotation.models import Project
 from demo.clinical import generate_clinical
 from grading.bundles import bundle_import
 from grading.judges.lease import HANDOFF_PREFIX
 from grading.judges.services import judge_run_create
+from grading.judges.sweep import judge_run_sweep
 from grading.models import Judge, JudgeRun, Judgment
 from tests.celery_workers import SoloWorkers, wait_for
 from tests.grading.judges.chat_server import ChatServer, assert_paced, default_script
@@ -35,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BROKER = os.environ.get("CELERY_BROKER_URL", "")
 LEASE = 3
 SWEEP = 0.5
+RESEND = 60  # the workers' EVALSITE_QUEUED_RESEND_SECONDS: the tests date a run back past it
 
 pytestmark = [pytest.mark.broker,
               pytest.mark.skipif(not BROKER.startswith("redis://"), reason="needs CELERY_BROKER_URL=redis://...")]
@@ -61,7 +67,7 @@ def workers(monkeypatch):
     env = {**os.environ, "DATABASE_URL": f"postgres://{settings['USER'] or 'postgres'}@{host}/{settings['NAME']}",
            "CELERY_BROKER_URL": BROKER, "CELERY_RESULT_BACKEND": backend, "DJANGO_SETTINGS_MODULE": "evalsite.settings.test",
            "CELERY_TASK_ALWAYS_EAGER": "false", "EVALSITE_JUDGE_LEASE_SECONDS": str(LEASE),
-           "EVALSITE_JUDGE_SWEEP_SECONDS": str(SWEEP)}
+           "EVALSITE_JUDGE_SWEEP_SECONDS": str(SWEEP), "EVALSITE_QUEUED_RESEND_SECONDS": str(RESEND)}
     pool = SoloWorkers(env=env, broker=BROKER, backend=backend, prefix="lease-test")
     yield pool
     pool.stop()
@@ -187,3 +193,60 @@ def test_two_workers_on_one_endpoint_keep_its_rate_limit_together(study, workers
     by_model = {name: [t for t, r in zip(server.times, server.requests) if r["model"] == name] for name in ("pace-a", "pace-b")}
     assert min(by_model["pace-a"]) < max(by_model["pace-b"]) and min(by_model["pace-b"]) < max(by_model["pace-a"])
     assert_paced(server.times, 0.2)
+
+
+def _purge(workers) -> int:
+    """Drop the messages waiting in the workers' queue, as a Redis restart without persistence or a
+    purge would; returns how many there were."""
+    with workers.client.connection_for_write() as conn:
+        return conn.default_channel.queue_purge(workers.queue)
+
+
+def _sent_long_ago(run) -> None:
+    """Date the queued run's last send back past the workers' resend bound."""
+    JudgeRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - timedelta(seconds=RESEND + 1))
+
+
+def test_a_queued_run_whose_message_was_purged_is_sent_again_by_the_sweeper_and_executed(study, workers, tmp_path):
+    server = ChatServer(latency=0.01).start()
+    try:
+        judge = _judge(study, server)
+        run = judge_run_create(judge=judge)
+        workers.dispatch(run.pk)  # as the site queues it, before any worker consumes the queue
+        assert _purge(workers) == 1  # and the broker loses it
+        _sent_long_ago(run)
+        workers.start_beat(tmp_path / "beat-schedule")
+        workers.start("one")
+        # Nothing is sent by hand: beat's sweep, executed by the worker, sends the run again.
+        run = wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120,
+                       "the stranded run to be sent again and finish")
+    finally:
+        server.stop()
+    assert run.total_calls == 120 == run.done_calls == Judgment.objects.filter(judge=judge).count()
+    assert len(server.requests) == 120 and max(_calls_per_prompt(server).values()) == 1
+
+
+def test_a_run_sent_again_while_its_first_message_waits_is_executed_once(study, workers, settings):
+    settings.EVALSITE_QUEUED_RESEND_SECONDS = RESEND  # the sweep below runs in this process
+    server = ChatServer(latency=0.01).start()
+    try:
+        judge = _judge(study, server)
+        run = judge_run_create(judge=judge)
+        workers.dispatch(run.pk)  # its message waits: no worker yet
+        _sent_long_ago(run)
+        # The sweeper (here, in this process, sending to the workers' queue) takes the waiting run
+        # for a lost one and sends a second copy.
+        sweep = judge_run_sweep(send=lambda **options: workers.send_options(**options))
+        assert sweep.resent == (run.pk,)
+        workers.start("one")
+        run = wait_for(lambda: JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.FINISHED).first(), 120,
+                       "the run to finish")
+        # A third copy, queued behind the second on a solo worker: once it has ended, both have,
+        # and it finds the run finished.
+        late = workers.send(run.pk).get(timeout=120, disable_sync_subtasks=False)
+    finally:
+        server.stop()
+    assert late["status"] == JudgeRun.FINISHED, late
+    run.refresh_from_db()
+    assert run.status == JudgeRun.FINISHED and run.total_calls == 120 == Judgment.objects.filter(judge=judge).count()
+    assert len(server.requests) == 120 == run.calls_made and max(_calls_per_prompt(server).values()) == 1

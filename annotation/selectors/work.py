@@ -226,8 +226,10 @@ def evidence_missing_text(missing: list[dict]) -> str:
 
 
 def project_assignment_summary(*, project: Project) -> list[dict]:
-    """Per cohort: members by role, assignments by status, responses covered; for researchers."""
+    """Per cohort: members by role, assignments by status, responses covered (of the project's
+    ``responses``); for researchers. A fixed number of queries, however many cohorts."""
     cohorts = list(project.cohorts.all())
+    responses = project.responses.count()
     members = Counter(
         CohortMembership.objects.filter(project=project).values_list("cohort_id", "role").iterator()
     )
@@ -250,6 +252,7 @@ def project_assignment_summary(*, project: Project) -> list[dict]:
             "by_status": [(label, statuses.get((cohort.pk, key), 0)) for key, label in Assignment.STATUSES],
             "total": sum(statuses.get((cohort.pk, key), 0) for key, _ in Assignment.STATUSES),
             "responses_covered": covered.get(cohort.pk, 0),
+            "responses": responses,
         }
         for cohort in cohorts
     ]

@@ -246,6 +246,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # EVALSITE_JUDGE_LEASE_SECONDS) is handed to another worker within a lease plus one interval of
 # its last heartbeat (grading.judges.sweep). A sweep not started within an interval expires.
 EVALSITE_JUDGE_SWEEP_SECONDS = env.float("EVALSITE_JUDGE_SWEEP_SECONDS", default=5.0)
+# The same sweep sends a judge run or a data job again when it has been queued this long since it
+# was last sent with nobody executing it: its message was lost (a Redis restart without
+# persistence, a purge). A copy that finds the work taken or ended does nothing, so a message that
+# was only waiting behind busy workers costs one short task per interval.
+EVALSITE_QUEUED_RESEND_SECONDS = env.float("EVALSITE_QUEUED_RESEND_SECONDS", default=300.0)
 CELERY_BEAT_SCHEDULE = {
     "judge-run-sweep": {"task": "grading.judge_run_sweep", "schedule": EVALSITE_JUDGE_SWEEP_SECONDS,
                         "options": {"expires": EVALSITE_JUDGE_SWEEP_SECONDS}},

@@ -16,6 +16,13 @@ so of two sweepers that saw the same lapsed run one hands it over, a late origin
 next write raises ``LeaseLost``, and a hand-off whose message is lost lapses like any lease and
 is handed over again.
 
+A queued run has no holder; its ``heartbeat_at`` is when its message was last sent (none yet:
+its ``created_at``). When that is ``EVALSITE_QUEUED_RESEND_SECONDS`` ago the message may be lost
+(a broker restarted without persistence, a purge), and ``lease_resend`` marks the run sent again
+with the same kind of compare-and-set, so of any number of sweepers one sends it. Two deliveries
+of one run execute it once: the claim from QUEUED is one conditional UPDATE (the second finds it
+RUNNING with a live heartbeat: ``RunHeld``), and an ended run is not claimable.
+
 ``LEASE_SECONDS`` is six heartbeats (the runner writes one at least every ``HEARTBEAT_SECONDS``
 while it works, whatever its calls are doing).
 """
@@ -81,6 +88,21 @@ def lease_handoff(*, run_id: int, owner: str, now) -> str | None:
     handed = JudgeRun.objects.filter(Q(pk=run_id, status=JudgeRun.RUNNING, lease_owner=owner) & lease_lapsed(now)).update(
         lease_owner=token, heartbeat_at=now)
     return token if handed else None
+
+
+def queued_unsent(now) -> Q:
+    """Queued runs no execution holds whose message was last sent ``EVALSITE_QUEUED_RESEND_SECONDS``
+    before ``now`` or earlier (``heartbeat_at``; never re-sent: ``created_at``)."""
+    due = now - timedelta(seconds=settings.EVALSITE_QUEUED_RESEND_SECONDS)
+    return Q(status=JudgeRun.QUEUED, lease_owner="") & (
+        Q(heartbeat_at__lt=due) | Q(heartbeat_at__isnull=True, created_at__lt=due))
+
+
+def lease_resend(*, run_id: int, now) -> bool:
+    """Mark the queued run ``run_id`` sent again at ``now`` if it is still one of ``queued_unsent``;
+    True when this caller is to send it (one conditional UPDATE: a compare-and-set on the
+    condition, as ``lease_handoff``)."""
+    return bool(JudgeRun.objects.filter(Q(pk=run_id) & queued_unsent(now)).update(heartbeat_at=now))
 
 
 def lease_stop_lapsed(*, now) -> int:

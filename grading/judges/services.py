@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.validators import DecimalValidator
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Cohort, Project, Response
 from annotation.projects import audit_record
@@ -258,7 +259,8 @@ def judge_run_resume(*, run: JudgeRun, enqueue: bool = True, budget_usd=None) ->
             "raise the budget above what it has spent to resume it", code=CONFLICT)})
     # The lease is given up too: a stale holder that comes back writes nothing more (LeaseLost).
     run.status, run.error, run.lease_owner = JudgeRun.QUEUED, "", ""
-    run.save(update_fields=["status", "error", "budget_usd", "lease_owner"])
+    run.heartbeat_at = timezone.now()  # a queued run's: when it was sent (grading.judges.lease)
+    run.save(update_fields=["status", "error", "budget_usd", "lease_owner", "heartbeat_at"])
     if enqueue:
         _enqueue(run)
     return run

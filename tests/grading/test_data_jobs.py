@@ -268,3 +268,33 @@ def test_the_heartbeat_beats_while_a_job_runs(settings, monkeypatch, tmp_path):
     monkeypatch.setattr(jobs, "_export", export_that_waits_for_two_beats)
     assert jobs.data_job_run(job_id=job.pk).status == "finished"
     assert seen["beats"] == sorted(seen["beats"]) and len(set(seen["beats"])) == 3
+
+
+def test_a_queued_job_whose_copies_were_lost_is_sent_again_and_runs_once(mini_project, settings, jobs_dir):
+    """Both copies of a queued job lost with the broker's state: the periodic sweep sends it again
+    (its copy and a watcher) once per interval; a job still held for its columns, or sent within
+    the interval, is left alone; and when both deliveries arrive, the job runs once."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from grading.jobs import data_job_resend_unsent, data_job_run
+
+    due = timezone.now() - timedelta(seconds=settings.EVALSITE_QUEUED_RESEND_SECONDS + 1)
+    lost = DataJob.objects.create(kind="export", project=mini_project, stage="queued")
+    held = DataJob.objects.create(kind="import", project=mini_project, stage=DataJob.COLUMNS_STAGE)
+    recent = DataJob.objects.create(kind="export", project=mini_project, stage="queued",
+                                    heartbeat_at=timezone.now() - timedelta(seconds=5))
+    DataJob.objects.filter(pk__in=[lost.pk, held.pk, recent.pk]).update(created_at=due)
+    sent = []
+
+    def send(**options):
+        sent.append(options)
+
+    assert data_job_resend_unsent(send=send) == (lost.pk,)
+    assert [s["kwargs"] for s in sent] == [{"job_id": lost.pk}] * 2 and "countdown" in sent[1]  # the copy and its watcher
+    assert data_job_resend_unsent(send=send) == () and len(sent) == 2  # marked sent: not again this interval
+    assert data_job_run(job_id=lost.pk).status == "finished"
+    again = data_job_run(job_id=lost.pk)  # the first copy, which was only waiting
+    assert again.status == "finished" and again.attempts == 1 and not getattr(again, "claimed", False)
+    assert DataJob.objects.get(pk=held.pk).status == DataJob.objects.get(pk=recent.pk).status == "queued"

@@ -1,26 +1,29 @@
 """The sweeper of dead workers' runs in one process (issue 27, point 3; the real-worker test is in
 tests/test_broker_judge_lease.py): a run whose lease lapsed is handed over once, however many
 sweeps saw it, and only its hand-off's execution (or a later lapse) may claim it; the holder it
-was taken from writes nothing more; live, queued and ended runs are left alone; and a run never
+was taken from writes nothing more; live, ended and recently sent queued runs are left alone; a queued run whose message may be lost is
+sent again once per interval and, if both copies arrive, executed once; and a run never
 has more calls sent and unwritten than its concurrency, so a kill at any moment repeats at most
 that many."""
 import threading
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 
 from grading.judges import runner
 from grading.judges.lease import LEASE_SECONDS, LeaseLost, lease_claim, lease_handoff, lease_lapsed, lease_update
 from grading.judges.runner import RunHeld, judge_run_execute
-from grading.judges.services import judge_run_create
+from grading.judges.services import judge_run_create, judge_run_resume
 from grading.judges.sweep import judge_run_sweep
 from grading.models import JudgeRun, Judgment
 from tests.celery_workers import wait_for
 from tests.grading.judges.chat_server import default_script
 
 LAPSED = timedelta(seconds=LEASE_SECONDS + 1)
+RESEND = timedelta(seconds=settings.EVALSITE_QUEUED_RESEND_SECONDS)
 
 
 @pytest.fixture
@@ -136,18 +139,80 @@ def test_live_queued_and_ended_runs_are_left_alone_and_a_dead_stopping_run_is_st
     live = judge_run_create(judge=judge)
     lease_claim(run=live, token="alive")
     queued = judge_run_create(judge=judge)  # waiting for a worker: its message is in the queue
-    JudgeRun.objects.filter(pk=queued.pk).update(created_at=timezone.now() - 10 * LAPSED)
+    JudgeRun.objects.filter(pk=queued.pk).update(created_at=timezone.now() - 10 * LAPSED,
+                                                 heartbeat_at=timezone.now() - RESEND + timedelta(seconds=30))
     ended = [JudgeRun.objects.create(judge=judge, status=status, heartbeat_at=timezone.now() - LAPSED)
              for status in (JudgeRun.FINISHED, JudgeRun.STOPPED, JudgeRun.FAILED, JudgeRun.PAUSED)]
     stopping = JudgeRun.objects.create(judge=judge, status=JudgeRun.STOPPING, lease_owner="dead",
                                        heartbeat_at=timezone.now() - LAPSED)
     sent = Sent()
     sweep = judge_run_sweep(send=sent)
-    assert (sweep.handed_over, sweep.stopped, sent) == ((), 1, [])
+    assert (sweep.handed_over, sweep.stopped, sweep.resent, sent) == ((), 1, (), [])
     statuses = dict(JudgeRun.objects.values_list("pk", "status"))
     assert statuses[live.pk] == JudgeRun.RUNNING and statuses[queued.pk] == JudgeRun.QUEUED
     assert [statuses[r.pk] for r in ended] == [r.status for r in ended]
     assert statuses[stopping.pk] == JudgeRun.STOPPED
+
+
+def _unsent(run):
+    """``run`` as a lost message leaves it: queued, sent (created) longer ago than the resend bound."""
+    JudgeRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - RESEND - timedelta(seconds=1))
+    return run
+
+
+def test_a_queued_run_whose_message_was_lost_is_sent_again_once_per_interval_and_executed(run, chat_server):
+    _unsent(run)
+    sent = Sent()
+    sweep = judge_run_sweep(send=sent)
+    assert (sweep.resent, sweep.handed_over, sent) == ((run.pk,), (), [{"run_id": run.pk}])
+    assert judge_run_sweep(send=sent).resent == () and len(sent) == 1  # marked sent: not again this interval
+    # A bound later (its second message lost as well) it is sent again.
+    JudgeRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - RESEND - timedelta(seconds=1))
+    assert judge_run_sweep(send=sent).resent == (run.pk,) and len(sent) == 2
+    assert judge_run_execute(run=run).status == JudgeRun.FINISHED
+    run.refresh_from_db()
+    assert len(chat_server.requests) == run.total_calls > 0
+
+
+def test_two_deliveries_of_a_resent_run_execute_it_once(run, chat_server):
+    """The original message was only waiting: the run is sent again and both copies are delivered.
+    The second, while the first holds the lease, ends at once (RunHeld, the task's "held
+    elsewhere"); after the first has finished, it finds the run ended and makes no call."""
+    _unsent(run)
+    sent = Sent()
+    judge_run_sweep(send=sent)
+    assert sent == [{"run_id": run.pk}]
+    seen = {}
+
+    def second_copy_meanwhile(batch_run, *args):  # the runner's hook after each batch write
+        if "held" not in seen:
+            with pytest.raises(RunHeld):
+                judge_run_execute(run=JudgeRun.objects.get(pk=run.pk))
+            seen["held"] = len(chat_server.requests)
+
+    first = judge_run_execute(run=run, on_flush=second_copy_meanwhile)
+    assert first.status == JudgeRun.FINISHED and "held" in seen
+    calls = len(chat_server.requests)
+    late = judge_run_execute(run=JudgeRun.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert late.status == run.status == JudgeRun.FINISHED and len(chat_server.requests) == calls == run.total_calls
+    assert Judgment.objects.filter(run=run).count() == run.total_calls
+
+
+def test_a_resumed_run_counts_from_its_resume_and_held_or_ended_runs_are_not_resent(make_judge):
+    judge = make_judge()
+    old = timezone.now() - RESEND - timedelta(seconds=1)
+    resumed = JudgeRun.objects.create(judge=judge, status=JudgeRun.STOPPED, heartbeat_at=old)
+    resumed = judge_run_resume(run=resumed, enqueue=False)  # queued now, long after its last heartbeat
+    JudgeRun.objects.filter(pk=resumed.pk).update(created_at=old)
+    claimed = judge_run_create(judge=judge)
+    assert lease_claim(run=claimed, token="alive")
+    JudgeRun.objects.filter(pk=claimed.pk).update(created_at=old)
+    ended = [JudgeRun.objects.create(judge=judge, status=status, heartbeat_at=old)
+             for status in (JudgeRun.FINISHED, JudgeRun.STOPPED, JudgeRun.FAILED, JudgeRun.PAUSED)]
+    JudgeRun.objects.filter(pk__in=[r.pk for r in ended]).update(created_at=old)
+    sent = Sent()
+    assert judge_run_sweep(send=sent).resent == () and sent == []
 
 
 def test_a_run_never_has_more_calls_sent_and_unwritten_than_its_concurrency(make_judge, chat_server, monkeypatch):
