@@ -103,6 +103,7 @@ REPORT_QUERIES = {
     "healthbench_score": cohort_query("source"),
     "trait_scores": cohort_query("source"), "bias_matrix": lambda h, t: "?condition=anonymized",
     "stability": lambda h, t: f"?judge={t.judge_name}", "adjudication_queue": lambda h, t: "",
+    "ppi_estimate": lambda h, t: f"?human=cohort:{t.cohort_name}&judge=judge:{t.judge_name}",
 }
 API_ROWS = [
     Url("api-projects", nothing, "signed-in", variants=("own",)),

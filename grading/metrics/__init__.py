@@ -60,6 +60,7 @@ healthbench healthbench_score(examples, *, n_resamples=1000, seed=0) -> HealthBe
             clipped_mean(values); clipped_mean_bootstrap_std(values, *, n_resamples=1000, seed=0)
             example_figures(example); healthbench_counts(examples)
             healthbench_intervals(examples, cases, *, confidence=0.95, n_resamples=2000, seed=0) -> dict
+ppi         ppi_mean(human, judge_labelled, judge_unlabelled, *, alpha=0.05, weights=None) -> PpiEstimate
 bootstrap   bootstrap_mean_ci(values, *, confidence=0.95, n_resamples=2000, seed=0) -> BootstrapCI(low, high, n)
 alignment   normalize_text(text) -> str
             align_rows(left, right, *, model="model", case_text="case_text",
@@ -87,6 +88,7 @@ _SOURCES = {
     "HumanLlmBias": "bias",
     "JudgeStability": "judges",
     "KCalibration": "coverage",
+    "PpiEstimate": "ppi",
     "LengthCorrelation": "verbosity",
     "LengthPenalty": "scoring",
     "MetricError": "errors",
@@ -117,6 +119,7 @@ _SOURCES = {
     "healthbench_counts": "healthbench",
     "healthbench_intervals": "healthbench",
     "healthbench_score": "healthbench",
+    "ppi_mean": "ppi",
     "case_level_mf1": "agreement",
     "cohort_decide": "decisions",
     "cohort_votes": "decisions",
@@ -215,6 +218,7 @@ __all__ = [
     "HumanLlmBias",
     "JudgeStability",
     "KCalibration",
+    "PpiEstimate",
     "LengthCorrelation",
     "LengthPenalty",
     "MetricError",
@@ -243,6 +247,7 @@ __all__ = [
     "healthbench_counts",
     "healthbench_intervals",
     "healthbench_score",
+    "ppi_mean",
     "case_level_mf1",
     "compare_rankings",
     "consensus_deviation",

@@ -26,6 +26,7 @@ GROUPS = {
     "coverage": "Coverage of a rubric",
     "scores": "Scores and scales",
     "judges": "Judges, samples and panels",
+    "ppi": "Prediction-powered estimates",
     "counts": "Counts and identifiers",
 }
 
@@ -214,6 +215,22 @@ _TERMS = [
      "judges"),
     ("attenuation", "Attenuation", "1 − |anonymized self-bias| / |attributed self-bias|: the share of the self-bias that "
      "hiding the answer's author removes (1: all of it, 0: none, below 0: hiding made it larger).", "judges"),
+    ("ppi_estimate", "Prediction-powered estimate", "The humans' figure estimated from the judge on every response, "
+     "corrected by the difference between humans and judge on the labelled responses (PPI++: the correction is weighted "
+     "so that an uninformative judge falls back to the humans alone). Unbiased when the labelled responses are a "
+     "random sample.", "ppi"),
+    ("ppi_ci", "Prediction-powered 95% interval", "The 95% interval of the prediction-powered estimate (normal "
+     "approximation). Narrower than the humans' own when the judge tracks the humans.", "ppi"),
+    ("human_only", "Humans alone", "The mean over the labelled responses of the human source's figure: what the "
+     "human labels give without the judge.", "ppi"),
+    ("human_only_ci", "Humans-alone 95% interval", "The 95% interval of the humans-alone mean (normal approximation).",
+     "ppi"),
+    ("judge_only", "Judge alone", "The judge's mean over every response it decided: cheap, but biased by however much "
+     "the judge differs from the humans.", "ppi"),
+    ("n_labelled", "Labelled responses", "Responses with both a human and a judge figure.", "ppi"),
+    ("n_unlabelled", "Unlabelled responses", "Responses with a judge figure only.", "ppi"),
+    ("effective_n", "Worth in human labels", "How many human labels alone would give an interval as narrow as the "
+     "prediction-powered one: labelled responses × (humans-alone width / prediction-powered width)².", "ppi"),
     ("n", "n", "How many items the figure rests on.", "counts"),
     ("n_cases", "Cases", "Cases the figure rests on.", "counts"),
     ("mean", "Mean", "The mean of the values.", "counts"),

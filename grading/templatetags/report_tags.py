@@ -98,16 +98,16 @@ def _once(project, name: str, read):
 
 
 @register.simple_tag
-def source_options(project, selected="", fallback="", blank=None):
-    """The ``<option>``s of every source of ``project`` (cohorts, judges, gold), grouped, with
-    ``selected`` (or, when it is empty, ``fallback``) chosen; ``blank``: the words of an empty
-    first choice. Built from the project, so the list is full when the page opens, before any
-    figure is computed."""
+def source_options(project, selected="", fallback="", blank=None, kinds=("cohort", "judge", "gold")):
+    """The ``<option>``s of every source of ``project`` (cohorts, judges, gold; ``kinds``: only
+    those), grouped, with ``selected`` (or, when it is empty, ``fallback``) chosen; ``blank``: the
+    words of an empty first choice. Built from the project, so the list is full when the page
+    opens, before any figure is computed."""
     groups = _once(project, "sources", lambda: project_sources(project=project))
     selected = str(selected or fallback or "")
     parts = [format_html('<option value=""{}>{}</option>', " selected" if not selected else "", blank)] if blank else []
-    for label, key in (("Cohorts", "cohorts"), ("Judges", "judges"), ("Gold", "gold")):
-        if groups[key]:
+    for label, key, kind in (("Cohorts", "cohorts", "cohort"), ("Judges", "judges", "judge"), ("Gold", "gold", "gold")):
+        if groups[key] and kind in kinds:
             options = format_html_join("", '<option value="{}"{}>{}</option>', (
                 (s.spec, " selected" if s.spec == selected else "", s.spec) for s in groups[key]))
             parts.append(format_html('<optgroup label="{}">{}</optgroup>', label, options))
@@ -160,7 +160,7 @@ def param_field(context, project, name, field):
     label = str(field.label or name.replace("_", " ").capitalize())
     hint = str(field.help_text or "")
     if isinstance(field, SourceField):
-        options = source_options(project, value, blank="(default)" if not field.required else None)
+        options = source_options(project, value, blank="(default)" if not field.required else None, kinds=field.kinds)
         control = format_html('<select name="{}" title="{}">{}</select>', name, hint, options)
     elif isinstance(field, serializers.ChoiceField):
         options = format_html_join("", '<option value="{}"{}>{}</option>', (
