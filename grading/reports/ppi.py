@@ -137,12 +137,17 @@ class PpiPageParams(Params):
                         help_text="the judge (default: the project's first judge)")
     metric = choice(list(FIGURES), what="metric", required=False, default="rubric_accuracy")
     k = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0)
-    label_fraction = NumberField(required=False, default=1.0, min_value=0.0, max_value=1.0, exclusive_minimum=True)
-    seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
+    label_fraction = NumberField(required=False, allow_null=True, default=None, min_value=0.0, max_value=1.0,
+                                 exclusive_minimum=True, help_text="the share of the labelled responses used as labelled "
+                                                                   "(default 1: all)")
+    seed = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=0, max_value=2**31 - 1,
+                                    help_text="seed of that draw (default 0)")
 
 
 def ppi_page(*, project, human: str | None = None, judge: str | None = None, metric: str = "rubric_accuracy",
-             k: int | None = None, label_fraction: float = 1.0, seed: int = 0) -> dict:
+             k: int | None = None, label_fraction: float | None = None, seed: int | None = None) -> dict:
+    label_fraction = 1.0 if label_fraction is None else label_fraction  # an empty box: the default
+    seed = 0 if seed is None else seed
     sources = project_sources(project=project)
     humans = [s.spec for s in sources["gold"]] + [s.spec for s in sources["cohorts"]]
     judges = [s.spec for s in sources["judges"]]

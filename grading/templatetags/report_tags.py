@@ -117,6 +117,15 @@ def source_options(project, selected="", fallback="", blank=None, kinds=("cohort
     return mark_safe("".join(str(p) for p in parts))  # every part built by format_html
 
 
+@register.simple_tag
+def sources_count(project, *kinds: str) -> int:
+    """How many sources of these kinds (cohort, judge, gold) ``project`` has: a form whose menu would
+    list none of them is left out, and the page says why."""
+    groups = _once(project, "sources", lambda: project_sources(project=project))
+    return sum(len(groups[key]) for key, kind in (("cohorts", "cohort"), ("judges", "judge"), ("gold", "gold"))
+               if kind in kinds)
+
+
 def _most_binary_criteria(project) -> int:
     """The most binary criteria any case of ``project`` is graded on (its project-wide ones and its
     own), the largest threshold k that can mean anything (one query)."""

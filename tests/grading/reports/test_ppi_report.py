@@ -134,3 +134,20 @@ def test_a_source_that_decided_nothing_is_explained_not_an_error(study, client):
     assert 'id="report-error"' not in html
     api = client.get(f"/api/projects/ppi/reports/ppi_estimate/?human=cohort:group-9&judge={JUDGE}")
     assert api.status_code == 409 and "decided no model-authored response" in api.json()["detail"]
+
+
+def test_the_form_leaves_empty_boxes_to_their_defaults_and_is_left_out_without_a_judge(study, client):
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("reader")
+    grant(user, study, "viewer")
+    client.force_login(user)
+    url = reverse("report-index", args=["ppi"]) + "ppi_estimate/"
+    html = client.get(url, {"human": HUMAN, "judge": JUDGE, "metric": "rubric_accuracy", "k": "", "label_fraction": "",
+                            "seed": ""}).content.decode()
+    assert 'id="ppi-summary"' in html and 'id="report-error"' not in html and 'name="judge"' in html
+    from grading.models import Judge
+
+    Judge.objects.filter(project=study).delete()
+    html = client.get(url).content.decode()
+    assert 'id="ppi-empty"' in html and 'name="judge"' not in html
