@@ -113,13 +113,17 @@ def bench_intervals(slug: str, *, database_url: str | None = None) -> dict:
     return figures
 
 
-def bench_pages(slug: str, *, database_url: str | None = None) -> dict:
-    """Compute seconds and cached render seconds of each report page (in a child process)."""
-    _, out = _timed([sys.executable, "-m", "bench.reports", "--pages-in-process", "--slug", slug], _env(database_url))
+def bench_pages(slug: str, *, database_url: str | None = None, only: list[str] | None = None) -> dict:
+    """Compute seconds and cached render seconds of each report page (in a child process);
+    ``only``: these page keys alone."""
+    args = [sys.executable, "-m", "bench.reports", "--pages-in-process", "--slug", slug]
+    if only:
+        args += ["--pages", ",".join(only)]
+    _, out = _timed(args, _env(database_url))
     return json.loads(out)
 
 
-def _pages_in_process(slug: str) -> dict:
+def _pages_in_process(slug: str, only: list[str] | None = None) -> dict:
     import django
 
     django.setup()
@@ -140,6 +144,8 @@ def _pages_in_process(slug: str) -> dict:
     client.force_login(user)
     pages = {}
     for page, report in report_pages():
+        if only and page not in only:
+            continue
         started = time.perf_counter()
         result = page_result(project=project, page=page, params=report.page.default_params())
         compute = time.perf_counter() - started
@@ -165,9 +171,10 @@ def main(argv=None) -> int:
     parser.add_argument("--coverage-database-url")
     parser.add_argument("--coverage-source", default="judge:gpt-4o-judge")
     parser.add_argument("--pages-in-process", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--pages", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.pages_in_process:
-        print(json.dumps(_pages_in_process(args.slug), sort_keys=True))
+        print(json.dumps(_pages_in_process(args.slug, [p for p in args.pages.split(",") if p]), sort_keys=True))
         return 0
     figures = {}
     if args.bundle:

@@ -169,17 +169,27 @@ def run_judge_scale() -> None:
                 f"(command - start-up) / ideal = x{r['ratio_to_ideal']}, target <= 1.15)")
 
 
-def postgres_url() -> str | None:
+def postgres_url(name: str = PG_BENCH_DB) -> str | None:
+    """The URL of a fresh (dropped and created again) PostgreSQL database ``name``; None, with a
+    note, when no server answers."""
     try:
         import psycopg
 
         with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {PG_BENCH_DB} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {PG_BENCH_DB}")
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
     except Exception as exc:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
         say("[postgresql] skipped", f"no server: {exc.__class__.__name__}")
         return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_BENCH_DB
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def postgres_drop(name: str) -> None:
+    """Drop the bench database ``name`` (disk is shared)."""
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def run_judge_calls() -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 JSONL_FILES = ("cases.jsonl", "responses.jsonl", "labels.jsonl", "judgments.jsonl")
+ADJUDICATIONS_FILE = "adjudications.jsonl"  # optional: written only by a bundle that has adjudications
 PROJECT_FILE = "project.json"
 
 # One shared encoder: byte-identical to json.dumps(obj, ensure_ascii=False,
@@ -66,6 +67,7 @@ class BundleWriter:
         self._write_response = self._files["responses.jsonl"].write
         self._write_label = self._files["labels.jsonl"].write
         self._write_judgment = self._files["judgments.jsonl"].write
+        self._write_adjudication = None  # opened on the first adjudication, so other bundles stay as they were
         self._finished = False
 
     def case(self, obj: dict) -> None:
@@ -84,6 +86,14 @@ class BundleWriter:
     def judgment(self, obj: dict) -> None:
         self._write_judgment(_encode_line(obj) + "\n")
         self.counts["judgments"] += 1
+
+    def adjudication(self, obj: dict) -> None:
+        if self._write_adjudication is None:
+            self._files[ADJUDICATIONS_FILE] = open(self.out_dir / ADJUDICATIONS_FILE, "w", encoding="utf-8", newline="\n")
+            self._write_adjudication = self._files[ADJUDICATIONS_FILE].write
+            self.counts["adjudications"] = 0
+        self._write_adjudication(_encode_line(obj) + "\n")
+        self.counts["adjudications"] += 1
 
     def finish(self, project: dict) -> dict:
         """Write ``project.json``, close the files and return the row counts."""

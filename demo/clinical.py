@@ -107,6 +107,9 @@ CANNOT_ASSESS_RATE = 0.004
 RATIONALE_RATE = 0.12
 JUDGE_FLIP_LOW_AGREEMENT = 0.18
 JUDGE_INVALID_RATE = 0.01
+ADJUDICATOR = "adjudicator"
+_ADJUDICATION_CONFIDENCES = ("certain", "certain", "probable", "uncertain")
+_ADJUDICATION_CATEGORIES = ("annotator_slip", "rubric_ambiguity", "implicit_content", "other")
 
 _RATIONALES = {
     "met": ("Clearly stated in the answer.", "Covered in the answer.", "Addressed, although briefly."),
@@ -272,6 +275,32 @@ def _write_judgments(write_judgment, num_rng, draft: CaseDraft, response_ids, mo
                 write_judgment(row)
 
 
+def _write_adjudications(write_adjudication, rng: np.random.Generator, labels: list[dict], truth_of: dict, *,
+                         cohorts: tuple[str, ...], share: float) -> None:
+    """Adjudicate a ``share`` of a case's disputed items: where the cohorts' decisions differ or
+    one is unresolved. The decisions come from the one cohort rule (``cohort_decide``); the
+    adjudicator rules the hidden truth."""
+    import pandas as pd
+
+    from grading.metrics.decisions import cohort_decide  # pure (no Django); only bench bundles adjudicate
+
+    frame = pd.DataFrame(labels, columns=["response_id", "criterion_id", "cohort", "role", "verdict"])
+    frame["option"], frame["value"] = None, np.nan
+    decided = cohort_decide(frame, keys=["response_id", "criterion_id", "cohort"])
+    decided["verdict"] = decided["verdict"].where(~decided["unresolved"], None)
+    by_cohort = decided.pivot(index=["response_id", "criterion_id"], columns="cohort", values="verdict")
+    by_cohort = by_cohort.reindex(columns=list(cohorts))
+    first = by_cohort.iloc[:, 0]
+    disputed = by_cohort.isna().any(axis=1) | by_cohort.ne(first, axis=0).any(axis=1)
+    keys = sorted(by_cohort.index[disputed.to_numpy()])
+    chosen = sorted(int(i) for i in np.flatnonzero(rng.random(len(keys)) < share))
+    for i in chosen:
+        rid, cid = keys[i]
+        write_adjudication({"response_id": rid, "criterion_id": cid, "verdict": "met" if truth_of[rid, cid] else "not_met",
+                            "adjudicator": ADJUDICATOR, "confidence": _ADJUDICATION_CONFIDENCES[i % 4],
+                            "category": _ADJUDICATION_CATEGORIES[i % 4], "note": "Checked against the answer text."})
+
+
 def _annotate_case(row: dict) -> None:
     """What a case carries beyond its draft: guidance on the rubric items that need it, and its
     task themes as HealthBench-style example tags (``theme:NAME``), so the HealthBench score has
@@ -321,6 +350,7 @@ def generate_clinical(
     low_agreement_share: float = 0.15,
     seed: int = 7,
     coverage_k: int | None = None,
+    adjudication_share: float = 0.0,
 ) -> dict:
     """Write the synthetic clinical study bundle to ``out_dir``; return a summary.
 
@@ -331,12 +361,16 @@ def generate_clinical(
     ``coverage_k=None`` the project's k is calibrated like ClinConsensus: the
     rounded mean number of criteria truly met by the physician answers (by all
     answers when there are none). The summary holds the row counts plus
-    ``coverage_k``, ``low_agreement_cases`` and ``human_answer_cases`` (case ids).
+    ``coverage_k``, ``low_agreement_cases`` and ``human_answer_cases`` (case ids). With
+    ``adjudication_share`` > 0 (and two cohorts or more) an ``adjudications.jsonl`` holds the
+    adjudicator's decision on that share of the disputed items (the cohorts' decisions differ).
     """
     models = tuple(models)
     judges = tuple(judges)
     cohorts = tuple((name, tuple(pool), checker) for name, pool, checker in cohorts)
     _check_arguments(n_cases, n_criteria, models, cohorts, overlap, checker_share, low_agreement_share)
+    if not 0 <= adjudication_share <= 1:
+        raise ValueError("adjudication_share must be within [0, 1]")
     human_cases = _pick_cases(seed, 1, n_cases, human_answer_cases)
     low_cases = _pick_cases(seed, 2, n_cases, round(low_agreement_share * n_cases))
     width = max(4, len(str(n_cases)))
@@ -378,7 +412,20 @@ def generate_clinical(
             label_rows = _draw_labels(num_rng, truth, cohorts=cohorts, overlap=overlap, checker_share=checker_share,
                                       low_agreement=low_agreement, flip_rates=flip_rates)
             picks = num_rng.integers(0, 3, truth.shape).tolist()  # phrasing choices
-            _write_labels(writer.label, draft, response_ids, truth_rows, picks, label_rows)
+            if adjudication_share > 0 and len(cohorts) > 1:
+                case_labels: list[dict] = []
+
+                def write_label(label, _write=writer.label, _keep=case_labels.append):
+                    _write(label)
+                    _keep(label)
+
+                _write_labels(write_label, draft, response_ids, truth_rows, picks, label_rows)
+                truth_of = {(rid, cid): truth_rows[j][k] for j, rid in enumerate(response_ids)
+                            for k, cid in enumerate(draft.criterion_ids)}
+                _write_adjudications(writer.adjudication, np.random.default_rng([seed, 3000 + case_index]), case_labels,
+                                     truth_of, cohorts=tuple(c[0] for c in cohorts), share=adjudication_share)
+            else:
+                _write_labels(writer.label, draft, response_ids, truth_rows, picks, label_rows)
             models_of = [m for m, _ in authors]
             for judge in judges:
                 _write_judgments(writer.judgment, num_rng, draft, response_ids, models_of, truth, truth_rows, picks,

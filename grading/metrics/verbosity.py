@@ -86,17 +86,37 @@ def verbosity_check(
 def partial_correlation(x, y, covariates: pd.DataFrame) -> float | None:
     """Pearson correlation of ``x`` and ``y`` after each is regressed (least squares, with an
     intercept) on indicator columns of the categorical ``covariates`` (e.g. model and case): the
-    correlation of the residuals. None when a residual has no spread."""
+    correlation of the residuals. None when a residual has no spread.
+
+    The residuals are those of that regression, computed by Frisch–Waugh–Lovell: the covariate
+    with the most levels is absorbed by subtracting its group means (the projection on its
+    indicators and the intercept), and what is left is regressed on the other covariates'
+    indicators, demeaned alike. At 2,500 cases the full indicator matrix took minutes."""
     xv, yv = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xv.shape != yv.shape or xv.size != len(covariates):
         raise MetricError("x, y and the covariates must have one row per observation")
-    design = pd.get_dummies(covariates.astype(str), drop_first=True, dtype=float)
-    matrix = np.column_stack([np.ones(xv.size), design.to_numpy()]) if design.shape[1] else np.ones((xv.size, 1))
-    residuals = []
-    for values in (xv, yv):
-        coefficients, *_ = np.linalg.lstsq(matrix, values, rcond=None)
-        residuals.append(values - matrix @ coefficients)
-    rx, ry = residuals
+    labels = covariates.astype(str)
+    if labels.shape[1]:
+        widest = max(labels.columns, key=lambda c: labels[c].nunique())
+        codes = pd.factorize(labels[widest])[0]
+        others = labels.drop(columns=widest)
+        design = (pd.get_dummies(others, drop_first=True, dtype=float).to_numpy() if others.shape[1]
+                  else np.zeros((xv.size, 0)))
+        values = _group_demeaned(np.column_stack([xv, yv, design]), codes)
+        values, design = values[:, :2], values[:, 2:]
+        if design.shape[1]:
+            coefficients, *_ = np.linalg.lstsq(design, values, rcond=None)
+            values = values - design @ coefficients
+        rx, ry = values[:, 0], values[:, 1]
+    else:
+        rx, ry = xv - xv.mean(), yv - yv.mean()
     if np.std(rx) < 1e-12 or np.std(ry) < 1e-12:
         return None
     return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _group_demeaned(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``values`` (rows × columns) less the mean of each row's group (``codes``: 0..g-1)."""
+    counts = np.bincount(codes).astype(float)
+    means = np.column_stack([np.bincount(codes, weights=column) for column in values.T]) / counts[:, None]
+    return values - means[codes]

@@ -242,10 +242,9 @@ def _rater_counts(inputs: ReportInputs, source, side: str, model) -> dict:
     own = inputs.for_source(source)
     key = ("rater_counts", source.spec)
     if key not in own.__dict__:
-        rows = selectors.label_rows(project=own.project, cohort=source.obj, response_ids=own.responses.index)
-        rows = rows.assign(model=rows["response_id"].map(own.responses["model"]))
-        counted = rows.groupby(["model", "role"])["rater"].nunique()
-        own.__dict__[key] = {m: {role: int(n) for (mm, role), n in counted.items() if mm == m} for m in rows["model"].unique()}
+        counted = selectors.label_rater_counts(cohort=source.obj, response_ids=own.responses.index)
+        own.__dict__[key] = {m: {role: int(n) for mm, role, n in counted.itertuples(index=False) if mm == m}
+                             for m in counted["model"].unique()}
     counts = own.__dict__[key].get(model, {})
     return {f"annotators_{side}": counts.get("annotator", 0), f"checkers_{side}": counts.get("checker", 0)}
 

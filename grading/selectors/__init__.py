@@ -20,6 +20,7 @@ from .decisions import judge_hits as judge_hits
 from .decisions import judge_sample_outputs as judge_sample_outputs
 from .decisions import judges_frame as judges_frame
 from .decisions import judgment_rows as judgment_rows
+from .decisions import label_rater_counts as label_rater_counts
 from .decisions import label_rows as label_rows
 from .decisions import panel_members as panel_members
 from .decisions import source_decision_records as source_decision_records

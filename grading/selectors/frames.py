@@ -7,6 +7,7 @@ selector reads rows straight from the cursor.
 Case and criterion texts are loaded only on request (``with_text=True``): they are needed
 to align two separately imported studies and nowhere else.
 """
+import io
 import json
 
 import pandas as pd
@@ -17,10 +18,15 @@ from django.db.models.functions import Length
 from annotation.models import Case, Criterion, Project, Response
 
 
-def fetch_frame(queryset, columns: list[str]) -> pd.DataFrame:
+def fetch_frame(queryset, columns: list[str], *, numeric: bool = False) -> pd.DataFrame:
     """Rows of a plain ``values_list`` straight from the cursor (the ORM's per-row work
     dominates at a million labels). A filter that can match nothing (an empty ``__in``: a project
-    without judges, an unknown response) gives no rows, as it does through the ORM."""
+    without judges, an unknown response) gives no rows, as it does through the ORM.
+
+    ``numeric``: every column is a number (integer columns without NULL). On PostgreSQL the rows
+    then travel as one ``COPY ... TO STDOUT`` in CSV, parsed by pandas' C reader into numpy arrays
+    (``_copy_frame``): at millions of rows, a Python tuple and objects per row is most of the time
+    and of the memory. The frame is the same: int64 columns, float64 with NaN for NULL."""
     if not queryset.query.order_by:
         # The models' Meta ordering joins and sorts several tables: a 20x slowdown on PostgreSQL.
         queryset = queryset.order_by()
@@ -28,9 +34,27 @@ def fetch_frame(queryset, columns: list[str]) -> pd.DataFrame:
         sql, params = queryset.query.sql_with_params()
     except EmptyResultSet:  # the ORM's own iterator answers this with no rows without asking the database
         return pd.DataFrame.from_records([], columns=columns)
-    with connections[queryset.db].cursor() as cursor:
+    connection = connections[queryset.db]
+    if numeric and connection.vendor == "postgresql":
+        return _copy_frame(connection, sql, params, columns)
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
+
+
+def _copy_frame(connection, sql: str, params, columns: list[str]) -> pd.DataFrame:
+    """The numeric rows of ``sql`` through PostgreSQL's COPY, in CSV (NULL is an empty field)."""
+    buffer = io.BytesIO()
+    with connection.cursor() as cursor:
+        query = connection.ops.compose_sql(sql, params)
+        with cursor.cursor.copy(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)") as copy:
+            for block in copy:
+                buffer.write(block)
+    if not buffer.tell():
+        return pd.DataFrame.from_records([], columns=columns)
+    buffer.seek(0)
+    # pandas 3 reads back the shortest text PostgreSQL writes for a double as that same double
+    return pd.read_csv(buffer, names=columns, header=None)
 
 
 def response_frame(*, project: Project, response_ids=None) -> pd.DataFrame:
