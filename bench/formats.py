@@ -27,13 +27,14 @@ import sys
 import time
 from pathlib import Path
 
+from bench.services import fresh_database
+
 ROOT = Path(__file__).resolve().parent.parent
 META_LINES = 30_000
 META_CONVERSATIONS = 5_000
 META_PHYSICIANS = 20
 META_SECONDS_TARGET = 10.0
 PARQUET_SECONDS_TARGET = 10.0
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_DB = os.environ.get("BENCH_FORMATS_PG_DB", "evalsite_bench_formats")
 
 CLUSTERS = ("emergency_referrals", "context_seeking", "global_health", "health_data_tasks", "communication",
@@ -171,18 +172,6 @@ def _parquet(bundle: str) -> dict:
 
 # --- make bench ------------------------------------------------------------------------------
 
-def _fresh_database() -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {PG_DB}")
-    except Exception:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
-        return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + PG_DB
-
-
 def _child(part: str, argument: str, database_url: str) -> dict:
     env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings.local")
@@ -207,7 +196,7 @@ def run_all(out_dir) -> list[tuple[str, object, str]]:
         counts = generate_meta(meta)
         rows.append(("[formats] generate meta-evaluation JSONL", round(time.perf_counter() - started, 1),
                      f"s ({json.dumps(counts)})"))
-    database = _fresh_database()
+    database = fresh_database(PG_DB)
     if database is None:
         return [*rows, ("[formats] skipped", "no PostgreSQL server", "")]
     try:
@@ -218,7 +207,7 @@ def run_all(out_dir) -> list[tuple[str, object, str]]:
                      f"criteria; target <= {META_SECONDS_TARGET:g}; load {m['load_average']})"))
     except RuntimeError as exc:
         rows.append(("[postgresql] import_bundle healthbench-meta", f"FAILED: {exc}", ""))
-    database = _fresh_database()
+    database = fresh_database(PG_DB)
     try:
         p = _child("parquet", str(bench_bundle(2500)), database)
         rows.append((f"[postgresql] gold.parquet, {p['gold_decisions']:,} decisions", p["parquet_seconds"],

@@ -31,31 +31,10 @@ import time
 import zipfile
 from pathlib import Path
 
+from bench.services import PG_ADMIN_URL, REDIS_URL, fresh_database, redis_up
+
 ROOT = Path(__file__).resolve().parent.parent
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 DB = "evalsite_bench_jobfaults"
-
-
-def _database() -> str | None:
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as c:
-            c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            c.execute(f"CREATE DATABASE {DB}")
-    except Exception:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
-        return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + DB
-
-
-def _redis_up() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
 
 
 def _zip_verifies(path: Path) -> bool:
@@ -78,8 +57,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lease", type=float, default=6.0)
     args = parser.parse_args(argv)
-    database = _database()
-    if database is None or not _redis_up():
+    database = fresh_database(DB)
+    if database is None or not redis_up():
         result = {"skipped": "needs PostgreSQL at " + PG_ADMIN_URL.rsplit("/", 1)[0] + " and Redis at " + REDIS_URL}
         print(json.dumps(result))
         return result

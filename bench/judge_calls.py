@@ -17,7 +17,6 @@ command - start-up within 1.15x of the ideal.
 """
 import argparse
 import json
-import multiprocessing
 import os
 import resource
 import statistics
@@ -26,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.services import ChatServerProcess
 
 CRITERIA_PER_CASE = 20
 RESPONSES_PER_CASE = 10
@@ -68,36 +69,6 @@ def _project(calls: int, *, criteria: int = CRITERIA_PER_CASE, responses: int = 
         for i, case in enumerate(cases) for k in range(responses)
     )
     return project
-
-
-def _serve(conn, latency: float) -> None:
-    """Child process: run the loopback server; answer "stats" with its counters until "stop"."""
-    from tests.grading.judges.chat_server import ChatServer
-
-    server = ChatServer(latency=latency).start()
-    conn.send(server.url)
-    while conn.recv() != "stop":
-        prompts = {json.dumps(r.get("messages"), sort_keys=True) for r in server.requests}
-        conn.send({"requests": len(server.requests), "max_in_flight": server.max_in_flight,
-                   "repeated": len(server.requests) - len(prompts)})  # requests of a prompt already asked
-    server.stop()
-
-
-class _ServerProcess:
-    def __init__(self, latency: float):
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, latency), daemon=True)
-        self.process.start()
-        self.url = self.conn.recv()
-
-    def stats(self) -> dict:
-        self.conn.send("stats")
-        return self.conn.recv()
-
-    def stop(self) -> None:
-        self.conn.send("stop")
-        self.process.join(timeout=10)
 
 
 def _floor_seconds(url: str, *, calls: int, concurrency: int) -> float:
@@ -148,7 +119,7 @@ def _command_bench(args) -> dict:
     from grading.models import Judge
 
     project, tiny = _project(args.calls), _project(1, criteria=1, responses=1)
-    server = _ServerProcess(args.latency)
+    server = ChatServerProcess(args.latency)
     try:
         for p in (project, tiny):
             Judge.objects.create(project=p, name="bench", backend=Judge.OPENAI, model="bench-model", base_url=server.url,
@@ -204,7 +175,7 @@ def main(argv=None) -> dict:
         from grading.models import Judge
 
         project = _project(args.calls)
-        server = _ServerProcess(args.latency)
+        server = ChatServerProcess(args.latency)
         try:
             judge = Judge.objects.create(
                 project=project, name="bench", backend=Judge.OPENAI, model="bench-model", base_url=server.url,

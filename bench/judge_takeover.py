@@ -26,32 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.services import PG_ADMIN_URL, REDIS_URL, ChatServerProcess, fresh_database, redis_up
+
 ROOT = Path(__file__).resolve().parent.parent
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 DB = "evalsite_bench_takeover"
-
-
-def _database() -> str | None:
-    """A fresh PostgreSQL database for this bench, or None when there is no server."""
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as c:
-            c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            c.execute(f"CREATE DATABASE {DB}")
-    except Exception:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
-        return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + DB
-
-
-def _redis_up() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
 
 
 def main(argv=None) -> dict:
@@ -60,8 +38,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--lease", type=float, default=10.0)
     parser.add_argument("--sweep", type=float, default=5.0, help="seconds between sweeps (EVALSITE_JUDGE_SWEEP_SECONDS)")
     args = parser.parse_args(argv)
-    database = _database()
-    if database is None or not _redis_up():
+    database = fresh_database(DB)
+    if database is None or not redis_up():
         result = {"skipped": "needs PostgreSQL at " + PG_ADMIN_URL.rsplit("/", 1)[0] + " and Redis at " + REDIS_URL}
         print(json.dumps(result))
         return result
@@ -78,7 +56,6 @@ def main(argv=None) -> dict:
     from django.utils import timezone
 
     from annotation.models import Project
-    from bench.judge_calls import _ServerProcess
     from demo.clinical import generate_clinical
     from grading.bundles import bundle_import
     from grading.judges.services import judge_run_create
@@ -91,7 +68,7 @@ def main(argv=None) -> dict:
                           models=["m-a", "m-b", "m-c"], human_answer_cases=0, judges=(), seed=5)
         bundle_import(path=Path(tmp) / "bundle")
     project = Project.objects.get(slug="takeover")
-    server = _ServerProcess(0.05)
+    server = ChatServerProcess(0.05)
     workers = SoloWorkers(env=env, broker=REDIS_URL, backend=REDIS_URL, prefix="bench-takeover", log=subprocess.DEVNULL)
     try:
         judge = Judge.objects.create(project=project, name="llm", backend=Judge.OPENAI, model="judge-model",

@@ -25,7 +25,6 @@ Prints one JSON object with the load average; ``run_all`` gives ``bench/run.py``
 """
 import argparse
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -33,67 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.services import PG_ADMIN_URL, REDIS_URL, ChatServerProcess, fresh_database, redis_up
+
 ROOT = Path(__file__).resolve().parent.parent
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 DB = os.environ.get("BENCH_WORKERS_DB", "evalsite_bench_workers")
 TARGETS = {2: 1.8, 4: 3.4}  # speedup against one worker (issue 26, point 4)
 UNLIMITED_RPM = 1_000_000  # "a limit above the load": the limiter is consulted (through Redis), never waits
-
-
-def _database() -> str | None:
-    """A fresh PostgreSQL database for this bench, or None when there is no server."""
-    import psycopg
-
-    try:
-        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as c:
-            c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            c.execute(f"CREATE DATABASE {DB}")
-    except Exception:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
-        return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + DB
-
-
-def _redis_up() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping())
-    except redis.RedisError:
-        return False
-
-
-def _serve(conn, latency: float) -> None:
-    """Child process: the loopback server; answers "times" with the arrival times since the last
-    "times" (monotonic seconds of this process), until "stop"."""
-    from tests.grading.judges.chat_server import ChatServer
-
-    server = ChatServer(latency=latency).start()
-    conn.send(server.url)
-    seen = 0
-    while conn.recv() != "stop":
-        with server.lock:
-            times = server.times[seen:]
-            seen = len(server.times)
-        conn.send(times)
-    server.stop()
-
-
-class _Server:
-    def __init__(self, latency: float):
-        ctx = multiprocessing.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, latency), daemon=True)
-        self.process.start()
-        self.url = self.conn.recv()
-
-    def times(self) -> list[float]:
-        self.conn.send("times")
-        return self.conn.recv()
-
-    def stop(self) -> None:
-        self.conn.send("stop")
-        self.process.join(timeout=10)
 
 
 def _leg(*, workers, project, server, label: str, n_workers: int, runs: int, concurrency: int, rpm: int) -> dict:
@@ -141,8 +85,8 @@ def _paced(times: list[float], rpm: int) -> dict:
 
 
 def bench(args) -> dict:
-    database = _database()
-    if database is None or not _redis_up():
+    database = fresh_database(DB)
+    if database is None or not redis_up():
         return {"skipped": "needs PostgreSQL at " + PG_ADMIN_URL.rsplit("/", 1)[0] + " and Redis at " + REDIS_URL}
     var_dir = tempfile.mkdtemp(prefix="bench-judge-workers-")
     env = {**os.environ, "DATABASE_URL": database, "CELERY_BROKER_URL": REDIS_URL, "CELERY_RESULT_BACKEND": REDIS_URL,
@@ -163,7 +107,7 @@ def bench(args) -> dict:
     # One case of 20 criteria and calls-per-run / 20 responses: every judge's run makes calls-per-run calls.
     project = _project(args.calls_per_run, criteria=20, responses=max(1, args.calls_per_run // 20))
     limited_project = _project(args.limited_calls, criteria=10, responses=max(1, args.limited_calls // 10))
-    server = _Server(args.latency)
+    server = ChatServerProcess(args.latency)
     legs, limited = [], None
     try:
         for n in args.workers:

@@ -19,9 +19,10 @@ import sys
 import time
 from pathlib import Path
 
+from bench.services import PG_ADMIN_URL, drop_database, fresh_database
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
-PG_ADMIN_URL = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 PG_BENCH_DB = "evalsite_bench"
 OTHER_BENCHES = ("bench.load_labels", "bench.job_faults", "bench.hostile_bundles", "bench.formats", "bench.judge_workers")
 
@@ -172,24 +173,15 @@ def run_judge_scale() -> None:
 def postgres_url(name: str = PG_BENCH_DB) -> str | None:
     """The URL of a fresh (dropped and created again) PostgreSQL database ``name``; None, with a
     note, when no server answers."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            conn.execute(f"CREATE DATABASE {name}")
-    except Exception as exc:  # noqa: BLE001 - any failure means: no PostgreSQL to bench on
-        say("[postgresql] skipped", f"no server: {exc.__class__.__name__}")
-        return None
-    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+    url = fresh_database(name)
+    if url is None:
+        say("[postgresql] skipped", f"no server at {PG_ADMIN_URL.rsplit('/', 1)[0]}")
+    return url
 
 
 def postgres_drop(name: str) -> None:
     """Drop the bench database ``name`` (disk is shared)."""
-    import psycopg
-
-    with psycopg.connect(PG_ADMIN_URL.replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=3) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    drop_database(name)
 
 
 def run_judge_calls() -> None:
