@@ -126,7 +126,7 @@ def stability_page(*, project, judge: str | None = None, ci: bool = False) -> di
     cells = result["cells"]
     return {
         "judge": result["judge"], "judges": names, "samples": result["samples"], "samples_seen": result["samples_seen"],
-        "ci": ci, "by_kind": kinds, "cells": cells,
+        "ci": ci, "by_kind": kinds,  # the cells only once, as the table's rows (``page_cells``): a large page reads fast
         "tables": {
             "by_kind": worded_table(
                 ["kind", "n_items", "n_items_with_sd", "mean_sd", *(["mean_sd 95% CI"] if ci else [])],
@@ -140,9 +140,37 @@ def stability_page(*, project, judge: str | None = None, ci: bool = False) -> di
     }
 
 
+def page_cells(result: dict) -> list[dict]:
+    """The page's (target, criterion) cells as dicts, read from its cells table."""
+    table = (result.get("tables") or {}).get("cells") or {"columns": [], "rows": []}
+    columns = table["columns"]
+    return [dict(zip(columns, row)) for row in table["rows"]]
+
+
+HEATMAP_MAX_CRITERIA = 60  # more criteria than this: the spread per target model instead of a row per criterion
+
+
+def _spread_by_target(rows: list[list], col: dict[str, int], targets: list[str], kind: str, n_criteria: int):
+    """Per target model the mean of its cells' σ over the criteria (the heatmap's rows averaged);
+    ``rows`` are the cells table's rows, ``col`` its column positions."""
+    sigmas: dict[str, list[float]] = {t: [] for t in targets}
+    target, sigma = col["target"], col["sigma"]
+    for row in rows:  # one pass over lists: the full-scale study has hundreds of thousands of cells
+        if row[sigma] is not None:
+            sigmas[row[target]].append(row[sigma])
+    means = [sum(v) / len(v) if v else None for v in (sigmas[t] for t in targets)]
+    return charts.bar_chart(
+        title=f"Mean σ per target model over its {n_criteria:,} {kind} criteria (each criterion's μ ± σ is in the table "
+              f"and its CSV)",
+        labels=targets, series=[("mean σ over criteria", means)], n=[len(sigmas[t]) for t in targets],
+        max_value=max([1.0, *[m for m in means if m is not None]]), value_title="standard deviation over samples",
+        label_title="target model")
+
+
 def stability_charts(result: dict, project) -> dict:
     """The mean spread per criterion kind, and per kind a heatmap of μ ± σ (criteria × target models,
-    n items in each cell's tooltip): binary 0/1 and ordinal points each on their own colour scale."""
+    n items in each cell's tooltip): binary 0/1 and ordinal points each on their own colour scale;
+    for a rubric of more than ``HEATMAP_MAX_CRITERIA`` criteria the mean σ per target model instead."""
     kinds = result.get("by_kind") or {}
     if not kinds:
         return {}
@@ -153,10 +181,19 @@ def stability_charts(result: dict, project) -> dict:
         labels=names, series=[("mean spread per item", spreads)], n=[kinds[k]["n_items_with_sd"] for k in names],
         max_value=max([1.0, *[v for v in spreads if v is not None]]), value_title="standard deviation over samples",
         label_title="criterion kind")}
+    table = (result.get("tables") or {}).get("cells") or {"columns": [], "rows": []}
+    col = {name: i for i, name in enumerate(table["columns"])}
+    rows_of: dict[str, list[list]] = {kind: [] for kind in names}
+    for row in table["rows"]:
+        rows_of.setdefault(row[col["kind"]], []).append(row)
     for kind in names:
-        cells = [c for c in result["cells"] if c["kind"] == kind]
-        criteria = list(dict.fromkeys(c["criterion"] for c in cells))
-        targets = sorted({c["target"] for c in cells})
+        rows = rows_of[kind]
+        criteria = list(dict.fromkeys(row[col["criterion"]] for row in rows))
+        targets = sorted({row[col["target"]] for row in rows})
+        if len(criteria) > HEATMAP_MAX_CRITERIA:  # case-specific rubrics: a row per criterion would be unreadable
+            out[f"cells_{kind}"] = _spread_by_target(rows, col, targets, kind, len(criteria))
+            continue
+        cells = [dict(zip(table["columns"], row)) for row in rows]
         at = {(c["criterion"], c["target"]): c for c in cells}
 
         def grid(field, at=at, criteria=criteria, targets=targets):

@@ -58,20 +58,31 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) or value is None
 
 
+# A page shows at most this many rows of a table (a per-criterion table of the full-scale study has
+# 825,000): enough to read and scroll, small enough to render in well under a second; its CSV has all.
+TABLE_ROWS_SHOWN = 1000
+
+
 @register.simple_tag
-def table_rows(table):
+def table_rows(table, limit=None):
     """The ``<tr>`` rows of a report table, built in one pass rather than through the template
     loop (a per-criterion table of the bench project has 7,500 rows of 21 cells): each cell
-    escaped and formatted by ``fmt``, numbers right-aligned."""
+    escaped and formatted by ``fmt``, numbers right-aligned; the first ``limit`` rows (default
+    ``TABLE_ROWS_SHOWN``; the CSV holds them all)."""
     columns = len(table["columns"])
     if not table["rows"]:
         return format_html('<tr><td colspan="{}" class="muted">No rows.</td></tr>', columns)
     out = []
-    for row in table["rows"]:
+    for row in table["rows"][:TABLE_ROWS_SHOWN if limit is None else limit]:
         cells = "".join(f'<td class="num">{conditional_escape(fmt(v))}</td>' if is_number(v)
                         else f"<td>{conditional_escape(fmt(v))}</td>" for v in row)
         out.append(f"<tr>{cells}</tr>")
     return mark_safe("".join(out))  # every value escaped above
+
+
+@register.simple_tag
+def table_rows_shown() -> int:
+    return TABLE_ROWS_SHOWN
 
 
 @register.simple_tag

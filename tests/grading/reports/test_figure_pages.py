@@ -87,7 +87,9 @@ def test_stability_page_by_hand(staff_client, sampled_judge):
     html = response.content.decode()
     result = response.context["result"]
     assert result["judge"] == "mc" and result["samples_seen"] == 2
-    cells = {(c["target"], c["criterion"]): c for c in result["cells"]}
+    from grading.reports.stability import page_cells
+
+    cells = {(c["target"], c["criterion"]): c for c in page_cells(result)}
     assert cells[("model-a", "c1-ecg")]["mu"] == pytest.approx(0.5)
     assert cells[("model-a", "c1-ecg")]["sigma"] == pytest.approx(2 ** 0.5 / 2)  # sd(1, 0), ddof 1
     assert cells[("model-a", "c1-call")]["sigma"] == 0.0
