@@ -86,6 +86,9 @@ def _estimate(human: pd.Series, judge: pd.Series, labelled: pd.Index, unlabelled
 def ppi_compute(*, inputs: ReportInputs, human, judge, metric: str = "rubric_accuracy", k: int | None = None,
                 label_fraction: float = 1.0, seed: int = 0) -> dict:
     words, unit, needs_k = FIGURES[metric]
+    if metric != "score" and not inputs.n_binary_criteria_by_case.any():
+        raise ReportUnavailable(f"project {inputs.project.slug!r} has no binary criteria, which {words} counts; "
+                                "use the metric score")
     k_used = coverage_k(inputs=inputs, source=human, k=k)[0] if needs_k else None
     humans = response_figures(inputs=inputs, source=human, metric=metric, k=k_used)
     judged = response_figures(inputs=inputs, source=judge, metric=metric, k=k_used)

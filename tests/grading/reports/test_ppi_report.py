@@ -151,3 +151,17 @@ def test_the_form_leaves_empty_boxes_to_their_defaults_and_is_left_out_without_a
     Judge.objects.filter(project=study).delete()
     html = client.get(url).content.decode()
     assert 'id="ppi-empty"' in html and 'name="judge"' not in html
+
+
+def test_without_binary_criteria_the_coverage_figures_point_to_the_score(db, tmp_path):
+    from grading.reports.registry import ReportUnavailable
+
+    generate_clinical(tmp_path / "ppi", slug="ppi", n_cases=4, n_criteria=3, models=MODELS, human_answer_cases=0,
+                      cohorts=DEFAULT_COHORTS[:1], overlap=1, checker_share=0.0, judges=(DEFAULT_JUDGE,), seed=5)
+    bundle_import(path=tmp_path / "ppi")
+    project = Project.objects.get(slug="ppi")
+    from annotation.models import Criterion
+
+    Criterion.objects.filter(project=project).update(kind="ordinal")
+    with pytest.raises(ReportUnavailable, match="has no binary criteria, which rubric accuracy counts; use the metric score"):
+        report_get("ppi_estimate").answer(project=project, human=HUMAN, judge=JUDGE)
