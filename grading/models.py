@@ -7,7 +7,7 @@ under both conditions is two judges, so bias reports can compare them (SPEC §3)
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Criterion, Label, Project, Response, RubricVersion
+from annotation.models import Cohort, Criterion, Label, Project, Response, RubricVersion
 
 
 class PromptTemplate(models.Model):
@@ -297,3 +297,44 @@ class DataJob(models.Model):
     @property
     def awaiting_columns(self) -> bool:
         return self.status == self.QUEUED and self.stage == self.COLUMNS_STAGE
+
+
+class RoutingDesign(models.Model):
+    """How a cohort's labelling budget is routed over the responses (``grading.routing``): responses the
+    judges are unsure about are drawn with higher probability, each with a known probability, so that
+    estimates weighted by the inverse probability stay unbiased. One per cohort; raising ``budget``
+    extends it. ``judges``: the names of the judges whose disagreement set each response's uncertainty."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="routing_designs")
+    cohort = models.OneToOneField(Cohort, on_delete=models.CASCADE, related_name="routing_design")
+    judges = models.JSONField(default=list)
+    uniform_share = models.FloatField(default=0.2)
+    seed = models.PositiveIntegerField(default=0)
+    budget = models.PositiveIntegerField(default=0, help_text="Responses to label, in expectation, over all rounds.")
+    rounds = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "cohort"]
+
+    def __str__(self) -> str:
+        return f"routing of {self.cohort} ({self.budget} responses)"
+
+
+class RoutingDraw(models.Model):
+    """One response of a routing design: its uncertainty (fixed when it entered the design), its current
+    probability of being labelled, its uniform number (it is labelled once ``draw < probability``) and
+    the round that chose it."""
+
+    design = models.ForeignKey(RoutingDesign, on_delete=models.CASCADE, related_name="draws")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    uncertainty = models.FloatField()
+    probability = models.FloatField()
+    draw = models.FloatField()
+    chosen_round = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["design", "response"]
+        constraints = [models.UniqueConstraint(fields=["design", "response"], name="routing_draw_unique_response")]

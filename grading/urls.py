@@ -19,5 +19,6 @@ urlpatterns = [
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),
     path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),
     path("projects/<slug:slug>/quality/", include("grading.qc.urls")),
+    path("projects/<slug:slug>/routing/", include("grading.routing.urls")),
     path("", include("grading.judges.urls")),
 ]

@@ -104,6 +104,7 @@ REPORT_QUERIES = {
     "trait_scores": cohort_query("source"), "bias_matrix": lambda h, t: "?condition=anonymized",
     "stability": lambda h, t: f"?judge={t.judge_name}", "adjudication_queue": lambda h, t: "",
     "ppi_estimate": lambda h, t: f"?human=cohort:{t.cohort_name}&judge=judge:{t.judge_name}",
+    "routing": lambda h, t: f"?cohort=cohort:{t.cohort_name}&judge=judge:{t.judge_name}",
 }
 API_ROWS = [
     Url("api-projects", nothing, "signed-in", variants=("own",)),
@@ -121,6 +122,8 @@ API_ROWS = [
     Url("api-cohort-members", lambda h, t: {"slug": h.slug, "cohort_id": t.cohort}, "manage", get=None, post=201,
         data=lambda h, t: {"username": "nobody"}, changes=True, variants=ALL),
     Url("api-project-assignments", slug, "manage", post=201, data=lambda h, t: {"cohort": "fresh", "overlap": 2}, changes=True),
+    Url("api-routing", slug, "manage", get=None, post=200, data=lambda h, t: {"cohort": h.cohort_name, "budget": 2},
+        changes=True),
     Url("api-assignment-reassign", lambda h, t: {"slug": h.slug, "assignment_id": t.open_assignment}, "manage", get=None,
         post=200, data=lambda h, t: {"annotator": t.reassign_to}, changes=True, variants=ALL),
     Url("api-judges", slug, "manage", post=201, data=lambda h, t: {"name": "matrix-api-judge", "backend": "baseline"},
@@ -208,6 +211,8 @@ MATRIX: list[Url] = [
     Url("project-guidance", slug, "manage", post=302, data=lambda h, t: {"criterion": t.criterion, "guidance": "Look twice."},
         changes=True),
     Url("qc-page", slug, "manage"),
+    Url("routing-extend", slug, "manage", get=None, post=302, data=lambda h, t: {"cohort": h.cohort, "budget": "2"},
+        changes=True),
     Url("project-audit", slug, "manage"),
     Url("project-audit", slug, "manage", label="csv", query=lambda h, t: "?format=csv"),
     Url("qc-screen", slug, "manage", get=None, post=302, changes=True,

@@ -19,6 +19,7 @@ urlpatterns = [
     path(P + "cohorts/<id:cohort_id>/members/", projects.CohortMemberApi.as_view(), name="api-cohort-members"),
     path(P + "assignments/", work.ProjectAssignmentListApi.as_view(), name="api-project-assignments"),
     path(P + "assignments/<id:assignment_id>/reassign/", work.AssignmentReassignApi.as_view(), name="api-assignment-reassign"),
+    path(P + "routing/", work.RoutingExtendApi.as_view(), name="api-routing"),
     path(P + "judges/", judges.JudgeListApi.as_view(), name="api-judges"),
     path(P + "judges/<id:judge_id>/", judges.JudgeDetailApi.as_view(), name="api-judge"),
     path(P + "runs/", judges.RunListApi.as_view(), name="api-runs"),

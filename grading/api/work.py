@@ -1,5 +1,6 @@
 """Managers' work endpoints: the project's assignments (filtered, paginated), creating them for a
-cohort (the same balanced or seeded-random draw as the page) and reassigning one. Annotators'
+cohort (the same balanced or seeded-random draw as the page), reassigning one, and routing a cohort's
+next labels (``grading.routing``). Annotators'
 own endpoints (their items, labels, submit) are ``annotation.apis``."""
 import django_filters
 from django.contrib.auth import get_user_model
@@ -15,6 +16,7 @@ from annotation.assignments import METHODS, ROUND_ROBIN, assignment_reassign, pr
 from annotation.models import Assignment, Cohort
 from evalsite.api_filters import StrictFilterSet
 from evalsite.api_inputs import JsonInput
+from grading.routing.services import MAX_SEED, routing_extend
 
 from .common import CONFLICT_ANSWER, not_found, responses, validation_error, write_responses
 from .projects import _ProjectList
@@ -110,3 +112,44 @@ class AssignmentReassignApi(APIView):
             return validation_error(exc)
         assignment = Assignment.objects.select_related("cohort", "annotator", "response__case").get(pk=assignment.pk)
         return ApiResponse(AssignmentOutput(assignment).data)
+
+
+class RoutingInput(JsonInput):
+    cohort = serializers.CharField(max_length=100, help_text="The cohort's name.")
+    budget = serializers.IntegerField(min_value=1, help_text="Responses the cohort labels in all (it only grows).")
+    judges = serializers.ListField(child=serializers.CharField(max_length=200), required=False, allow_empty=True,
+                                   help_text="Judges whose uncertainty steers the draw (first draw only; default: all).")
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_SEED,
+                                    help_text="Seed of the draw (first draw only; default 0).")
+
+
+RoutingOutput = inline_serializer("RoutingResult", {
+    "cohort": serializers.CharField(), "budget": serializers.IntegerField(), "round": serializers.IntegerField(),
+    "judges": serializers.ListField(child=serializers.CharField()), "uniform_share": serializers.FloatField(),
+    "seed": serializers.IntegerField(), "chosen_now": serializers.IntegerField(), "chosen": serializers.IntegerField(),
+    "responses": serializers.IntegerField(), "assignments": serializers.IntegerField(),
+})
+
+
+class RoutingExtendApi(APIView):
+    @extend_schema(request=RoutingInput, responses=write_responses(RoutingOutput))
+    def post(self, request, slug: str):
+        """Raise a cohort's routing budget: draw the new responses (favouring those the judges are unsure
+        about, each with a known probability) and assign them to the cohort's annotators. The figures are
+        the ``routing`` report's."""
+        project = project_get_for(user=request.user, action="manage", slug=slug)
+        data = RoutingInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        d = data.validated_data
+        cohort = Cohort.objects.filter(project=project, name=d["cohort"]).first()
+        if cohort is None:
+            return not_found("cohort", f"no cohort {d['cohort']!r} in this project")
+        try:
+            done = routing_extend(project=project, cohort=cohort, budget=d["budget"], by=request.user,
+                                  judges=d.get("judges") or None, seed=d.get("seed"))
+        except ValidationError as exc:
+            return validation_error(exc)
+        design = done.design
+        return ApiResponse({"cohort": cohort.name, "budget": design.budget, "round": design.rounds, "judges": design.judges,
+                            "uniform_share": design.uniform_share, "seed": design.seed, "chosen_now": done.chosen_now,
+                            "chosen": done.chosen, "responses": done.population, "assignments": done.assignments})

@@ -61,6 +61,12 @@ healthbench healthbench_score(examples, *, n_resamples=1000, seed=0) -> HealthBe
             example_figures(example); healthbench_counts(examples)
             healthbench_intervals(examples, cases, *, confidence=0.95, n_resamples=2000, seed=0) -> dict
 ppi         ppi_mean(human, judge_labelled, judge_unlabelled, *, alpha=0.05, weights=None) -> PpiEstimate
+active      routing_probabilities(uncertainty, budget, *, uniform_share=0.2) -> ndarray
+            response_uncertainty(p_met, n_criteria) -> ndarray
+            active_mean(values, judge, probabilities, *, alpha=0.05, lam=None) -> ActiveEstimate
+            design_width(values, judge, probabilities, planned, *, lam) -> float
+            budget_for_width(target, values, judge, probabilities, design, *, lam) -> int | None
+            uniform_design(n); routed_design(uncertainty, *, uniform_share=0.2)
 bootstrap   bootstrap_mean_ci(values, *, confidence=0.95, n_resamples=2000, seed=0) -> BootstrapCI(low, high, n)
 alignment   normalize_text(text) -> str
             align_rows(left, right, *, model="model", case_text="case_text",
@@ -72,6 +78,7 @@ import importlib
 # Submodules load on first use (PEP 562), so that reading the decision rules or a vote does
 # not import scikit-learn, scipy and krippendorff into every web process.
 _SOURCES = {
+    "ActiveEstimate": "active",
     "Alignment": "alignment",
     "BiasMatrix": "bias",
     "BinaryAgreement": "agreement",
@@ -102,6 +109,13 @@ _SOURCES = {
     "ThresholdSensitivity": "coverage",
     "VerbosityReport": "verbosity",
     "VoteRule": "ensemble",
+    "routing_probabilities": "active",
+    "response_uncertainty": "active",
+    "active_mean": "active",
+    "design_width": "active",
+    "budget_for_width": "active",
+    "uniform_design": "active",
+    "routed_design": "active",
     "align_rows": "alignment",
     "apply_cannot_assess": "strategies",
     "apply_quantile_map": "calibration",
@@ -202,6 +216,7 @@ def __dir__():
     return sorted(set(globals()) | set(_SOURCES))
 
 __all__ = [
+    "ActiveEstimate",
     "Alignment",
     "BiasMatrix",
     "BinaryAgreement",
@@ -232,6 +247,13 @@ __all__ = [
     "ThresholdSensitivity",
     "VerbosityReport",
     "VoteRule",
+    "routing_probabilities",
+    "response_uncertainty",
+    "active_mean",
+    "design_width",
+    "budget_for_width",
+    "uniform_design",
+    "routed_design",
     "align_rows",
     "apply_cannot_assess",
     "apply_quantile_map",

@@ -125,6 +125,32 @@ def bar_chart(
     return Chart(title, _spec(title=title, data=data, width=520, height=height, layers=layers))
 
 
+def line_chart(*, title: str, series: list[tuple[str, list, list]], x_title: str, y_title: str, digits: int = 3,
+               reference: tuple[str, float] | None = None) -> Chart:
+    """One line per series (name, xs, ys), the series in the legend, points with their values in the
+    tooltip; an optional dashed horizontal reference line (name, value)."""
+    data = [{"series": name, "x": _number(x, digits), "y": _number(y, digits)}
+            for name, xs, ys in series for x, y in zip(xs, ys, strict=True) if y is not None]
+    names = [name for name, _, _ in series]
+    layers = [{
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {"field": "x", "type": "quantitative", "title": x_title},
+            "y": {"field": "y", "type": "quantitative", "title": y_title, "scale": {"zero": True}},
+            "color": {"field": "series", "type": "nominal", "title": None,
+                      "scale": {"domain": names, "range": PALETTE[:len(names)]}},
+            "tooltip": [{"field": "series", "title": "series"}, {"field": "x", "title": x_title, "format": ","},
+                        {"field": "y", "title": y_title, "format": f".{digits}f"}],
+        },
+    }]
+    if reference is not None and reference[1] is not None:
+        line = {"reference": reference[0], "value": _number(reference[1], digits)}
+        layers.append({"data": {"values": [line]}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
+                       "encoding": {"y": {"field": "value", "type": "quantitative"},
+                                    "tooltip": [{"field": "reference"}, {"field": "value", "format": f".{digits}f"}]}})
+    return Chart(title, _spec(title=title, data=data, width=520, height=260, layers=layers))
+
+
 def histogram(*, title: str, counts: list[int], edges: list[float], threshold: float | None = None,
               value_title: str = "value", count_title: str = "count") -> Chart:
     """Bars per bin with their counts; an optional dashed threshold line."""

@@ -231,6 +231,17 @@ _TERMS = [
     ("n_unlabelled", "Unlabelled responses", "Responses with a judge figure only.", "ppi"),
     ("effective_n", "Worth in human labels", "How many human labels alone would give an interval as narrow as the "
      "prediction-powered one: labelled responses × (humans-alone width / prediction-powered width)².", "ppi"),
+    ("routed_estimate", "Estimate", "The humans' figure over every response the judge decided, from the judge's figure "
+     "on all of them corrected by the labelled responses, each labelled response weighted by the inverse of its "
+     "chance of being drawn: unbiased whether the labels were drawn uniformly or routed.", "ppi"),
+    ("routed_ci", "95% interval", "The 95% interval of the estimate (normal approximation).", "ppi"),
+    ("ci_width", "Interval width", "The width of the 95% interval: what a target width is compared with.", "ppi"),
+    ("n_responses", "Responses", "Responses the judge decided: the population the estimate is about.", "ppi"),
+    ("labelled_budget", "Responses labelled", "A labelling budget: how many responses the humans label.", "ppi"),
+    ("uniform_width", "Width, uniform", "The predicted 95% interval width when that many responses are drawn uniformly "
+     "at random, predicted from the labels in hand.", "ppi"),
+    ("routed_width", "Width, routed", "The predicted 95% interval width when that many responses are drawn with "
+     "probabilities that favour those the judges are unsure about, predicted from the labels in hand.", "ppi"),
     ("n", "n", "How many items the figure rests on.", "counts"),
     ("n_cases", "Cases", "Cases the figure rests on.", "counts"),
     ("mean", "Mean", "The mean of the values.", "counts"),

@@ -83,9 +83,10 @@ def _estimate(human: pd.Series, judge: pd.Series, labelled: pd.Index, unlabelled
         return {"error": str(exc), "n_labelled": int(len(labelled)), "n_unlabelled": int(len(unlabelled))}
 
 
-def ppi_compute(*, inputs: ReportInputs, human, judge, metric: str = "rubric_accuracy", k: int | None = None,
-                label_fraction: float = 1.0, seed: int = 0) -> dict:
-    words, unit, needs_k = FIGURES[metric]
+def paired_figures(*, inputs: ReportInputs, human, judge, metric: str, k: int | None) -> tuple[int | None, pd.DataFrame, pd.DataFrame]:
+    """(k in use, the human source's figures, the judge's) for a metric of ``FIGURES``; a project without
+    binary criteria (for a figure that counts them) or a judge that decided nothing is unavailable."""
+    words, _, needs_k = FIGURES[metric]
     if metric != "score" and not inputs.n_binary_criteria_by_case.any():
         raise ReportUnavailable(f"project {inputs.project.slug!r} has no binary criteria, which {words} counts; "
                                 "use the metric score")
@@ -94,6 +95,13 @@ def ppi_compute(*, inputs: ReportInputs, human, judge, metric: str = "rubric_acc
     judged = response_figures(inputs=inputs, source=judge, metric=metric, k=k_used)
     if judged.empty:
         raise ReportUnavailable(f"{judge.spec} decided no model-authored response of project {inputs.project.slug!r}")
+    return k_used, humans, judged
+
+
+def ppi_compute(*, inputs: ReportInputs, human, judge, metric: str = "rubric_accuracy", k: int | None = None,
+                label_fraction: float = 1.0, seed: int = 0) -> dict:
+    words, unit, _ = FIGURES[metric]
+    k_used, humans, judged = paired_figures(inputs=inputs, human=human, judge=judge, metric=metric, k=k)
     if humans.empty:
         raise ReportUnavailable(f"{human.spec} decided no model-authored response of project {inputs.project.slug!r}")
     labelled, unlabelled = labelled_split(humans.index, judged.index, fraction=label_fraction, seed=seed)

@@ -13,6 +13,7 @@ redoes, the import batches catch a re-import that rewrote judgments in place, th
 stamp it), submitted, checked and reopened assignments are counted and their newest times read
 (they turn labels final or back into drafts), quality control's exclusions are counted, the project's own settings are read fresh,
 its cohorts (name and order) are read and its cohort memberships counted (a rater is named by membership),
+its routing designs' rounds are counted (a design's draws weight the routed estimates),
 and the counts of responses and
 criteria catch cascading deletions. An ORM ``update()`` or ``delete()`` of labels or
 judgments outside these paths is not seen; no code path of evalsite does that.
@@ -36,7 +37,7 @@ from annotation.models import (
 )
 from annotation.selectors.final import FINAL_STATUSES
 
-from ..models import Adjudication, Judge, JudgeRun, Judgment
+from ..models import Adjudication, Judge, JudgeRun, Judgment, RoutingDesign
 
 
 def project_fingerprint(*, project: Project) -> str:
@@ -69,6 +70,8 @@ def project_fingerprint(*, project: Project) -> str:
         # page names each rater by the cohort membership that holds them: a member added or removed changes it.
         list(Cohort.objects.filter(project=project).order_by("pk").values_list("pk", "name", "position")),
         CohortMembership.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        # A routing design's budget and draws set which labels the routed estimates weight, and how.
+        RoutingDesign.objects.filter(project=project).aggregate(n=Count("id"), r=Sum("rounds"), u=Max("updated_at")),
     ]
     text = json.dumps(parts, default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

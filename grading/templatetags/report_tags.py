@@ -8,7 +8,7 @@ from django.utils.html import conditional_escape, format_html, format_html_join
 from django.utils.safestring import mark_safe
 from rest_framework import serializers
 
-from annotation.access import projects_for
+from annotation.access import projects_for, user_may
 from annotation.models import Criterion
 from grading.reports.glossary import term_for
 from grading.reports.registry import SourceField, page_title, pages
@@ -93,6 +93,13 @@ def column_head(column):
     if term is None:
         return column
     return format_html('<abbr class="term" title="{}" data-column="{}">{}</abbr>', term.definition, column, term.words)
+
+
+@register.simple_tag(takes_context=True)
+def user_may_do(context, project, action: str) -> bool:
+    """Whether the page's user may take ``action`` in ``project`` (``annotation.access``): a form of a
+    page shows only for the roles its service lets through."""
+    return user_may(project=project, user=context["request"].user, action=action)
 
 
 @register.filter
