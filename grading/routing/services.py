@@ -11,7 +11,6 @@ from annotation.assignments import ROUND_ROBIN, assignments_create
 from annotation.models import Cohort, Project, Response
 from annotation.projects import audit_record
 
-from ..metrics.active import UNIFORM_SHARE
 from ..models import Judge, RoutingDesign, RoutingDraw
 from ..selectors.routing import response_uncertainties
 
@@ -61,6 +60,7 @@ def routing_extend(*, project: Project, cohort: Cohort, budget: int, by, judges:
     adds responses, each still drawn with exactly its (new) probability. Responses added to the project
     later enter the design at the next extension."""
     from grading import metrics  # lazy: the metric code loads on first use
+    from grading.metrics.active import UNIFORM_SHARE  # lazy: with scipy, on first use
     from grading.reports.inputs import ReportInputs  # lazy: pandas and the report code load on first use
 
     if by is not None and not user_may(project=project, user=by, action="manage"):  # None: the command line
