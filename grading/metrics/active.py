@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm
 
 from .errors import MetricError
 
@@ -150,7 +150,7 @@ def active_mean(values, judge, probabilities, *, alpha: float = ALPHA, lam: floa
     terms = lam * f + (y - lam * f) * d
     n = terms.size
     variance = float(terms.var(ddof=1))
-    half = float(norm.ppf(1 - alpha / 2)) * np.sqrt(variance / n)
+    half = NormalDist().inv_cdf(1 - alpha / 2) * np.sqrt(variance / n)
     estimate = float(terms.mean())
     return ActiveEstimate(estimate=estimate, ci=(estimate - half, estimate + half), lam=float(lam),
                           n_labelled=int(labelled.sum()), n=n, term_variance=variance)
@@ -181,7 +181,7 @@ def design_width(values, judge, probabilities, planned, *, lam: float, alpha: fl
     var_y = float(np.sum(w * (y - mean_y) ** 2) / np.sum(w))
     extra = float(np.sum(w * residual * (1 - plan) / plan)) / n
     variance = (var_y + extra) * n / (n - 1)  # as active_mean's sample variance of the terms (ddof 1)
-    return 2 * float(norm.ppf(1 - alpha / 2)) * float(np.sqrt(variance / n))
+    return 2 * NormalDist().inv_cdf(1 - alpha / 2) * float(np.sqrt(variance / n))
 
 
 def budget_for_width(target: float, values, judge, probabilities, design: Callable[[int], np.ndarray], *,

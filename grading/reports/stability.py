@@ -78,16 +78,22 @@ def stability_compute(*, inputs: ReportInputs, judge: Judge, ci: bool = False) -
     criteria = inputs.criteria
     kinds = by_kind(rows, judge.name, cases=inputs.responses["case_id"] if ci else None)
     intervals = _mu_intervals(rows, inputs) if ci and len(rows) else {}
+    # Columns looked up once per column, not once per cell (a full-scale study has hundreds of thousands of cells).
+    keys = pd.MultiIndex.from_frame(cells[["target", "criterion_id"]]) if len(cells) else None
+    n_items = items.reindex(keys).fillna(0).astype(int).to_numpy() if keys is not None else []
+    external = cells["criterion_id"].map(criteria["criterion_external_id"]).astype(str).to_numpy()
+    kind = cells["criterion_id"].map(criteria["kind"]).astype(str).to_numpy()
     return {
         "judge": judge.name,
         "samples": judge.samples,
         "samples_seen": int(rows["sample"].nunique()) if len(rows) else 0,
         "scale": "native",
         "cells": [
-            {"target": str(t), "criterion": str(criteria.at[c, "criterion_external_id"]), "kind": str(criteria.at[c, "kind"]),
-             "mu": as_number(mu), "sigma": as_number(sd), "n_samples": int(n), "n_items": int(items.get((t, c), 0)),
-             **({"mu_ci": intervals.get((t, c))} if ci else {})}
-            for t, c, mu, sd, n in cells[["target", "criterion_id", "mu", "sd", "n_samples"]].itertuples(index=False)
+            {"target": str(t), "criterion": name, "kind": k, "mu": as_number(mu), "sigma": as_number(sd),
+             "n_samples": int(n), "n_items": int(count), **({"mu_ci": intervals.get((t, c))} if ci else {})}
+            for (t, c, mu, sd, n), name, k, count in zip(
+                cells[["target", "criterion_id", "mu", "sd", "n_samples"]].itertuples(index=False), external, kind, n_items,
+                strict=True)
         ],
         "by_kind": kinds,
         "mean_sd_by_kind": {kind: figures["mean_sd"] for kind, figures in kinds.items()},
