@@ -40,7 +40,7 @@ from .models import (
 )
 from .projects import ROLE_NONE, project_role_set, stratum_groups_clean
 from .rubrics import case_rubric_versions_sync, rubric_version_new
-from .selectors.final import label_draft_q, label_final_q
+from .selectors.final import label_check_q, label_draft_q, label_final_q
 from .services import label_save, labels_delete, project_data_touch
 
 
@@ -292,8 +292,8 @@ class CohortMembershipAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(ProjectDataAdmin, admin.ModelAdmin):
-    list_display = ["response", "annotator", "cohort", "status", "active_seconds", "submitted_at"]
-    list_filter = ["project", "cohort", "status"]
+    list_display = ["response", "annotator", "cohort", "status", "is_check", "active_seconds", "submitted_at"]
+    list_filter = ["project", "cohort", "status", "is_check"]
     search_fields = ["response__external_id", "annotator__username"]
     list_select_related = ["response", "annotator", "cohort__project"]
     raw_id_fields = ["response"]
@@ -305,6 +305,16 @@ class AssignmentAdmin(ProjectDataAdmin, admin.ModelAdmin):
         if obj is not None:
             return ["project", "cohort", "response", "annotator", "status", "active_seconds", "submitted_at", "checked_at", "checked_by"]
         return []
+
+    def delete_model(self, request, obj):
+        self.delete_queryset(request, Assignment.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset):
+        """A check item's labels go with it (through the label write service, history kept): left
+        without their assignment they would read as a manager's final labels."""
+        labels = list(Label.objects.filter(assignment__in=queryset.filter(is_check=True)).values_list("pk", flat=True))
+        labels_delete(label_ids=labels, user=request.user, note="its check item was deleted")
+        super().delete_queryset(request, queryset)
 
     @admin.action(description="Reopen the selected submitted or checked assignments")
     @admin.action(description="Reopen (asks for the reason the annotators are shown)")
@@ -360,19 +370,22 @@ class LabelAdminForm(forms.ModelForm):
 
 
 class LabelFinalFilter(admin.SimpleListFilter):
-    """Final labels (they count) or drafts (an item not submitted yet, a review not completed)."""
+    """Final labels (they count), drafts (an item not submitted yet, a review not completed) or labels of
+    hidden check items (they never count; annotator quality)."""
 
     title = "final or draft"
     parameter_name = "final"
 
     def lookups(self, request, model_admin):
-        return [("yes", "final"), ("no", "draft")]
+        return [("yes", "final"), ("no", "draft"), ("check", "check item")]
 
     def queryset(self, request, queryset):
         if self.value() == "yes":
             return queryset.filter(label_final_q())
         if self.value() == "no":
             return queryset.filter(label_draft_q())
+        if self.value() == "check":
+            return queryset.filter(label_check_q())
         return queryset
 
 
@@ -390,11 +403,12 @@ class LabelAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
-            is_final=ExpressionWrapper(label_final_q(), output_field=BooleanField()))
+            is_final=ExpressionWrapper(label_final_q(), output_field=BooleanField()),
+            is_check=ExpressionWrapper(label_check_q(), output_field=BooleanField()))
 
     @admin.display(description="counts", ordering="is_final")
     def final_or_draft(self, obj):
-        return "final" if obj.is_final else "draft"
+        return "check item" if obj.is_check else "final" if obj.is_final else "draft"
 
     def save_model(self, request, obj, form, change):
         """Through the one write service (validation, the revision the form was opened at, history).

@@ -62,8 +62,13 @@ def assignments_create(
     if responses is None:
         responses = list(Response.objects.filter(project=project).order_by("position", "id"))
     existing = defaultdict(set)
+    holders = defaultdict(set)  # who has the response at all: a hidden check item of it too (never twice)
     load = Counter({user_id: 0 for user_id in annotators})
-    for response_id, user_id in Assignment.objects.filter(cohort=cohort).values_list("response_id", "annotator_id"):
+    for response_id, user_id, is_check in Assignment.objects.filter(cohort=cohort).values_list(
+            "response_id", "annotator_id", "is_check"):
+        holders[response_id].add(user_id)
+        if is_check:
+            continue  # a check item is no annotation of the cohort: it neither fills the overlap nor loads
         existing[response_id].add(user_id)
         if user_id in load:
             load[user_id] += 1
@@ -82,7 +87,10 @@ def assignments_create(
         missing = overlap - len(taken)
         if missing <= 0:
             continue
-        eligible = [u for u in annotators if u not in taken]
+        eligible = [u for u in annotators if u not in taken and u not in holders[response.pk]]
+        missing = min(missing, len(eligible))
+        if missing <= 0:
+            continue
         if method == RANDOM:
             chosen = rng.sample(eligible, missing)
         else:

@@ -6,6 +6,7 @@ External ids from bundles (``case_id``, ``criterion_id``, ``response_id``) are k
 """
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from .vocabulary import VERDICT_CHOICES
@@ -34,6 +35,23 @@ class Project(models.Model):
         help_text='Groups of strata for the coverage heatmaps: {"task_themes": {"FAMILY": [THEME, ...]}, '
                   '"specialties": {"MACRO-CATEGORY": [SPECIALTY, ...]}}; a value in no group is shown as itself.',
     )
+    # Annotator quality (issue 28): hidden check items drawn from gold, seeded into annotators' queues.
+    CHECK_RATE_MAX = 0.5  # check items stay a minority of anybody's work
+    check_rate = models.FloatField(
+        default=0.0, db_default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(CHECK_RATE_MAX)],
+        help_text="Share of each annotator's queue made of hidden check items (responses with gold decisions); 0 = off.")
+    check_alert_threshold = models.FloatField(
+        default=0.7, db_default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="An annotator whose agreement with gold (overall or over the rolling window) falls below this is flagged.")
+    check_min_items = models.PositiveSmallIntegerField(
+        default=10, db_default=10, validators=[MinValueValidator(1)],
+        help_text="Submitted check items an annotator needs before an alert can fire.")
+    check_window = models.PositiveSmallIntegerField(
+        default=20, db_default=20, validators=[MinValueValidator(1)],
+        help_text="Check items in the rolling window that tracks drift (submission order).")
+    check_feedback = models.BooleanField(
+        default=False, db_default=False,
+        help_text="Annotators may see their own agreement with reference answers (never which items were checks).")
     created_at = models.DateTimeField(auto_now_add=True)
     data_changed_at = models.DateTimeField(
         null=True, blank=True, editable=False,
@@ -232,6 +250,9 @@ class Assignment(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     reopened_at = models.DateTimeField(null=True, blank=True)
+    # A hidden gold check item (issue 28): set only by the seeding service, never shown to the annotator;
+    # its labels are neither final nor drafts (``selectors.final``) and no checker reviews it.
+    is_check = models.BooleanField(default=False, db_default=False, editable=False)
 
     class Meta:
         ordering = ["project", "annotator", "position", "id"]

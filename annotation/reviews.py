@@ -128,4 +128,8 @@ def review_complete(*, response_id: int, user) -> ReviewItem:
     for assignment in item.assignments:
         if assignment.status == Assignment.SUBMITTED:
             assignment.status, assignment.checked_at, assignment.checked_by = Assignment.CHECKED, now, user
+    # Hidden check items are never reviewed, yet an annotator's items must not stay "submitted" forever
+    # where the rest turn "checked": the cohort's submitted check items are checked as its reviews go on.
+    Assignment.objects.filter(cohort=item.cohort, is_check=True, status=Assignment.SUBMITTED).update(
+        status=Assignment.CHECKED, checked_at=now, checked_by=user)
     return item

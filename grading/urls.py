@@ -3,6 +3,7 @@ from django.urls import include, path
 
 from . import views
 from .api.decisions import DecisionListApi
+from .goldcheck import views as goldcheck_views
 from .reports.views import metrics_help
 
 urlpatterns = [
@@ -20,5 +21,7 @@ urlpatterns = [
     path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),
     path("projects/<slug:slug>/quality/", include("grading.qc.urls")),
     path("projects/<slug:slug>/routing/", include("grading.routing.urls")),
+    path("projects/<slug:slug>/annotator-quality/", include("grading.goldcheck.urls")),
+    path("work/feedback/<slug:slug>/", goldcheck_views.feedback_page, name="annotator-feedback"),
     path("", include("grading.judges.urls")),
 ]

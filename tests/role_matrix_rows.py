@@ -137,6 +137,9 @@ API_ROWS = [
     Url("api-run-resume", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", get=None, post=200, changes=True,
         variants=ALL),
     Url("api-judgments", slug, "inspect"),
+    Url("api-annotator-quality", slug, "manage", other={"patch": 200}, data=lambda h, t: {"check_window": 7}, changes=True),
+    Url("api-check-seed", slug, "manage", get=None, post=400, data=lambda h, t: {"seed": 1}),  # a rate of 0: refused
+    Url("api-my-feedback", slug, "cohort", members={"annotator1": {"get": 403}, "annotator2": {"get": 403}}),
     Url("api-adjudications", slug, "adjudicate", post=200, changes=True,
         data=lambda h, t: {"response_id": t.response_external_id, "criterion_id": t.criterion_external_id, "verdict": "met",
                            "revision": 0}),
@@ -213,6 +216,13 @@ MATRIX: list[Url] = [
     Url("qc-page", slug, "manage"),
     Url("routing-extend", slug, "manage", get=None, post=302, data=lambda h, t: {"cohort": h.cohort, "budget": "2"},
         changes=True),
+    Url("quality-annotators", slug, "manage"),
+    Url("quality-annotators-settings", slug, "manage", get=None, post=302, changes=True,
+        data=lambda h, t: {"check_rate": "0.2", "check_alert_threshold": "0.6", "check_min_items": "3", "check_window": "5"}),
+    # (the projects' rate is 0: the seeding says so and changes nothing)
+    Url("quality-annotators-seed", slug, "manage", get=None, post=302, data=lambda h, t: {"seed": "1"}),
+    # an annotator's own feedback: theirs only, and refused while the project does not show it
+    Url("annotator-feedback", slug, "cohort", members={"annotator1": {"get": 403}, "annotator2": {"get": 403}}),
     Url("project-audit", slug, "manage"),
     Url("project-audit", slug, "manage", label="csv", query=lambda h, t: "?format=csv"),
     Url("qc-screen", slug, "manage", get=None, post=302, changes=True,

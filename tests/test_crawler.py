@@ -51,7 +51,8 @@ NO_JUDGE = "no-judge"  # the project the demo lacks: two cohorts that disagree, 
 # principal -> (username, route names its crawl must reach, what it crawls: the site or its admin)
 SITE, ADMIN = {"outside": ("/admin/",)}, {"within": "/admin/"}
 PRINCIPALS = {
-    "annotator-group-1": ("g1-ann1", {"label-page", "label-save", "label-save-batch", "label-time", "my-items"}, SITE),
+    "annotator-group-1": ("g1-ann1", {"label-page", "label-save", "label-save-batch", "label-time", "my-items",
+                                      "annotator-feedback"}, SITE),
     "annotator-group-2": ("g2-ann1", {"label-page", "label-save", "label-save-batch", "label-time", "my-items"}, SITE),
     "checker-group-1": ("g1-check", {"review-queue", "review-page"}, SITE),
     "checker-group-2": ("g2-check", {"review-queue", "review-page"}, SITE),
@@ -61,7 +62,7 @@ PRINCIPALS = {
                                     "data-job", "api-decisions"}, SITE),
     "viewer": ("viewer", {"project-detail", "report-agreement", "report-scores", "api-project", "api-report-agreement",
                           "api-report-stability", "api-report-coverage"}, SITE),
-    "manager": ("manager", {"judges-page", "judge-run-page", "data-job", "project-assignments", "qc-page",
+    "manager": ("manager", {"judges-page", "judge-run-page", "data-job", "project-assignments", "qc-page", "quality-annotators",
                             "adjudication-item", "response-side-by-side", "api-runs", "api-job", "qc-outcome", "qc-reinstate"}, SITE),
     "superuser": ("researcher", {"judge-run-page", "data-job", "response-side-by-side", "api-projects", "api-schema"}, SITE),
     # The admin apart, so that the two halves of the superuser's crawl run in parallel.
@@ -152,6 +153,16 @@ def _quality_states(project) -> None:
     CaseQuality.objects.create(project=project, case=excluded, flagged=True, excluded=True, **screening)
 
 
+def _check_items(project, manager) -> None:
+    """Annotator quality on: hidden check items seeded into the queues, annotators shown their agreement."""
+    from grading.goldcheck.services import checks_seed, quality_settings_update
+
+    quality_settings_update(project=project, data={"check_rate": 0.3, "check_feedback": True, "check_min_items": 1},
+                            by=manager)
+    project.refresh_from_db()
+    checks_seed(project=project, by=manager, seed=0)
+
+
 def _unfinished_runs(project) -> None:
     """Runs of the demo's baseline judge, after its finished one, in every state but finished; the
     running ones with a live worker and with one that fell silent an hour ago."""
@@ -212,6 +223,7 @@ def demo_site(django_db_setup, django_db_blocker, tmp_path_factory):
         _quality_states(demo)
         for project in (demo, no_judge):
             _data_jobs(project, manager, jobs_dir)
+        _check_items(Project.objects.get(slug="clinical-workspace"), manager)
         assert JudgeRun.objects.exclude(status=JudgeRun.FINISHED).exists() and DataJob.objects.exists()
         yield SimpleNamespace(slugs=sorted(Project.objects.values_list("slug", flat=True)), no_judge=no_judge)
         transaction.set_rollback(True)

@@ -9,8 +9,10 @@ its existence is not revealed either.
 ``work``: "My work", assignments, the labeling page, the rubric of a response; ``review``: the
 checker review of one response in one cohort, and the review queue.
 """
+from .final import label_check_q as label_check_q
 from .final import label_draft_q as label_draft_q
 from .final import label_final_q as label_final_q
+from .final import labels_check_count as labels_check_count
 from .final import labels_draft_count as labels_draft_count
 from .final import labels_final as labels_final
 from .review import QueueRow as QueueRow

@@ -14,6 +14,7 @@ from django.http import Http404
 
 from ..models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
 from ..vocabulary import choice_encode
+from .final import label_check_q
 from .work import choices_for, criteria_for_response, membership_get
 
 REVIEWABLE = (Assignment.SUBMITTED, Assignment.CHECKED)
@@ -67,7 +68,9 @@ def review_item_get_for_checker(*, response_id: int, user, for_update: bool = Fa
     membership = membership_get(project_id=response.project_id, user=user)
     if membership is None or membership.role != CohortMembership.CHECKER:
         raise Http404("No such item to review")
-    queryset = Assignment.objects.filter(response=response, cohort=membership.cohort).exclude(annotator_id=user.pk)
+    # A hidden check item is no part of the cohort's work on the response: never reviewed, never shown.
+    queryset = Assignment.objects.filter(response=response, cohort=membership.cohort, is_check=False).exclude(
+        annotator_id=user.pk)
     if for_update:
         # Lock in primary-key order, so two checkers of one cohort cannot deadlock.
         list(queryset.select_for_update(of=("self",)).order_by("pk").values_list("pk", flat=True))
@@ -204,7 +207,7 @@ def review_queue_for_checker(*, user, project_id: int, status: str | None = None
         raise Http404("You do not check a cohort of this project")
     rows: dict[int, QueueRow] = {}
     assignments = (
-        Assignment.objects.filter(cohort=membership.cohort).exclude(annotator_id=user.pk)
+        Assignment.objects.filter(cohort=membership.cohort, is_check=False).exclude(annotator_id=user.pk)
         .order_by("response_id", "annotator__username")
         .values_list("response_id", "response__case_id", "response__case__external_id", "response__position",
                      "annotator__username", "status", "submitted_at")
@@ -242,7 +245,7 @@ def review_queue_disagreements(*, rows: list[QueueRow], cohort: Cohort) -> None:
     ids = [row.response_id for row in rows]
     votes = defaultdict(lambda: defaultdict(list))
     for response_id, criterion_id, verdict, option, value in (
-        Label.objects.filter(response_id__in=ids, cohort=cohort, role=Label.ANNOTATOR_ROLE).order_by()
+        Label.objects.filter(response_id__in=ids, cohort=cohort, role=Label.ANNOTATOR_ROLE).exclude(label_check_q()).order_by()
         .values_list("response_id", "criterion_id", "verdict", "option_label", "value")
     ):
         votes[response_id][criterion_id].append((verdict, option, value))

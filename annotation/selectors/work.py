@@ -57,7 +57,7 @@ def work_list_for_user(*, user) -> list[ProjectWork]:
         # submitted or checked and not all are checked; checked when all are.
         reviewable = Q(status__in=[Assignment.SUBMITTED, Assignment.CHECKED])
         per_response = (
-            Assignment.objects.filter(cohort_id__in=checker_cohorts).exclude(annotator=user).order_by()
+            Assignment.objects.filter(cohort_id__in=checker_cohorts, is_check=False).exclude(annotator=user).order_by()
             .values("project_id", "response_id")
             .annotate(n=Count("id"), done=Count("id", filter=reviewable), checked=Count("id", filter=Q(status=Assignment.CHECKED)))
             .filter(done__gt=0)
@@ -226,8 +226,8 @@ def evidence_missing_text(missing: list[dict]) -> str:
 
 
 def project_assignment_summary(*, project: Project) -> list[dict]:
-    """Per cohort: members by role, assignments by status, responses covered (of the project's
-    ``responses``); for researchers. A fixed number of queries, however many cohorts."""
+    """Per cohort: members by role, assignments by status (hidden check items among them, ``checks``),
+    responses covered by its own work (of the project's ``responses``); for researchers. A fixed number of queries, however many cohorts."""
     cohorts = list(project.cohorts.all())
     responses = project.responses.count()
     members = Counter(
@@ -239,11 +239,12 @@ def project_assignment_summary(*, project: Project) -> list[dict]:
         .values_list("cohort_id", "status")
         .annotate(n=Count("id"))
     }
-    covered = dict(
-        Assignment.objects.filter(project=project)
+    covered = dict(  # the cohort's own work: a hidden check item covers nothing for it
+        Assignment.objects.filter(project=project, is_check=False)
         .values_list("cohort_id")
         .annotate(n=Count("response_id", distinct=True))
     )
+    checks = dict(Assignment.objects.filter(project=project, is_check=True).values_list("cohort_id").annotate(n=Count("id")))
     return [
         {
             "cohort": cohort,
@@ -252,6 +253,7 @@ def project_assignment_summary(*, project: Project) -> list[dict]:
             "by_status": [(label, statuses.get((cohort.pk, key), 0)) for key, label in Assignment.STATUSES],
             "total": sum(statuses.get((cohort.pk, key), 0) for key, _ in Assignment.STATUSES),
             "responses_covered": covered.get(cohort.pk, 0),
+            "checks": checks.get(cohort.pk, 0),
             "responses": responses,
         }
         for cohort in cohorts

@@ -2,7 +2,7 @@
 endpoints return, projects go by slug."""
 from django.urls import include, path
 
-from . import adjudication, judges, projects, reports, work
+from . import adjudication, judges, projects, quality, reports, work
 
 P = "projects/<slug:slug>/"
 urlpatterns = [
@@ -20,6 +20,9 @@ urlpatterns = [
     path(P + "assignments/", work.ProjectAssignmentListApi.as_view(), name="api-project-assignments"),
     path(P + "assignments/<id:assignment_id>/reassign/", work.AssignmentReassignApi.as_view(), name="api-assignment-reassign"),
     path(P + "routing/", work.RoutingExtendApi.as_view(), name="api-routing"),
+    path(P + "annotator-quality/", quality.AnnotatorQualityApi.as_view(), name="api-annotator-quality"),
+    path(P + "annotator-quality/checks/", quality.CheckSeedApi.as_view(), name="api-check-seed"),
+    path(P + "my-feedback/", quality.MyFeedbackApi.as_view(), name="api-my-feedback"),
     path(P + "judges/", judges.JudgeListApi.as_view(), name="api-judges"),
     path(P + "judges/<id:judge_id>/", judges.JudgeDetailApi.as_view(), name="api-judge"),
     path(P + "runs/", judges.RunListApi.as_view(), name="api-runs"),

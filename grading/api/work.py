@@ -31,7 +31,7 @@ class AssignmentOutput(serializers.ModelSerializer):
     class Meta:
         model = Assignment
         fields = ["id", "cohort", "annotator", "response_id", "case_id", "status", "position", "active_seconds",
-                  "created_at", "submitted_at", "checked_at", "reopen_reason"]
+                  "created_at", "submitted_at", "checked_at", "reopen_reason", "is_check"]
 
 
 class AssignmentFilter(StrictFilterSet):

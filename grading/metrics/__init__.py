@@ -68,6 +68,9 @@ active      routing_probabilities(uncertainty, budget, *, uniform_share=0.2) -> 
             budget_for_width(target, values, judge, probabilities, design, *, lam) -> int | None
             uniform_design(n); routed_design(uncertainty, *, uniform_share=0.2)
 bootstrap   bootstrap_mean_ci(values, *, confidence=0.95, n_resamples=2000, seed=0) -> BootstrapCI(low, high, n)
+raters      gold_quality(items: [CheckItem(hits, total)], *, window, threshold, min_items) -> GoldQuality
+            rolling_agreement(items, *, window) -> list; nominal_kappa(a_codes, b_codes) -> float | None
+            seconds_summary(seconds) -> (median, mean)
 alignment   normalize_text(text) -> str
             align_rows(left, right, *, model="model", case_text="case_text",
                        criterion_text="criterion_text") -> Alignment
@@ -196,6 +199,12 @@ _SOURCES = {
     "unit_scale": "values",
     "verbosity_check": "verbosity",
     "word_count": "scoring",
+    "CheckItem": "raters",
+    "GoldQuality": "raters",
+    "gold_quality": "raters",
+    "nominal_kappa": "raters",
+    "rolling_agreement": "raters",
+    "seconds_summary": "raters",
 }
 
 

@@ -125,6 +125,14 @@ def bar_chart(
     return Chart(title, _spec(title=title, data=data, width=520, height=height, layers=layers))
 
 
+def _horizontal_reference(reference: tuple[str, float], digits: int) -> dict:
+    """A dashed horizontal line at a reference value (name, value), named in its tooltip."""
+    line = {"reference": reference[0], "value": _number(reference[1], digits)}
+    return {"data": {"values": [line]}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
+            "encoding": {"y": {"field": "value", "type": "quantitative"},
+                         "tooltip": [{"field": "reference"}, {"field": "value", "format": f".{digits}f"}]}}
+
+
 def line_chart(*, title: str, series: list[tuple[str, list, list]], x_title: str, y_title: str, digits: int = 3,
                reference: tuple[str, float] | None = None) -> Chart:
     """One line per series (name, xs, ys), the series in the legend, points with their values in the
@@ -144,11 +152,41 @@ def line_chart(*, title: str, series: list[tuple[str, list, list]], x_title: str
         },
     }]
     if reference is not None and reference[1] is not None:
-        line = {"reference": reference[0], "value": _number(reference[1], digits)}
-        layers.append({"data": {"values": [line]}, "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#b3261e"},
-                       "encoding": {"y": {"field": "value", "type": "quantitative"},
-                                    "tooltip": [{"field": "reference"}, {"field": "value", "format": f".{digits}f"}]}})
+        layers.append(_horizontal_reference(reference, digits))
     return Chart(title, _spec(title=title, data=data, width=520, height=260, layers=layers))
+
+
+def rolling_chart(*, title: str, series: list[tuple[str, list]], x_title: str = "item", value_title: str = "value",
+               reference: tuple[str, float] | None = None, digits: int = 2, width=520, height=180,
+               compact: bool = False) -> Chart:
+    """Lines over 1, 2, 3, ... (e.g. a rolling figure after each item): one per series (name,
+    values; None leaves a gap), on a value axis from 0 to 1, with an optional dashed reference line
+    (name, value). ``compact``: a sparkline for a table cell (no axes, legend or title)."""
+    data = [{"series": name, "x": i + 1, "value": _number(v, digits)}
+            for name, values in series for i, v in enumerate(values)]
+    names = [name for name, _ in series]
+    tooltip = [{"field": "series", "title": "annotator"}, {"field": "x", "title": x_title},
+               {"field": "value", "title": value_title, "format": f".{digits}f"}]
+    axis = None if compact else {}
+    lines = {"mark": {"type": "line", "point": not compact, "strokeWidth": 1.5 if compact else 2},
+             "encoding": {"x": {"field": "x", "type": "quantitative", "title": x_title,
+                                "axis": None if compact else {"format": "d", "tickMinStep": 1},
+                                "scale": {"domainMin": 1}},
+                          "y": {"field": "value", "type": "quantitative", "title": value_title, "axis": axis,
+                                "scale": {"domain": [0, 1]}},
+                          "color": {"field": "series", "type": "nominal", "title": None,
+                                    "legend": None if compact or len(names) < 2 else {},
+                                    "scale": {"domain": names, "range": (PALETTE * (len(names) // len(PALETTE) + 1))[:len(names)]}},
+                          "tooltip": tooltip}}
+    layers = [lines]
+    if reference is not None and reference[1] is not None:
+        layers.append(_horizontal_reference(reference, digits))
+    spec = _spec(title=title, data=data, width=width, height=height, layers=layers)
+    if compact:
+        spec.pop("title")
+        spec["config"] = {**spec["config"], "view": {"stroke": None}}
+        spec["padding"] = 2
+    return Chart(title, spec)
 
 
 def histogram(*, title: str, counts: list[int], edges: list[float], threshold: float | None = None,

@@ -14,7 +14,7 @@ import pandas as pd
 from django.db.models import Count
 
 from annotation.models import Case, CaseQuality, Criterion, Project
-from annotation.selectors import labels_draft_count
+from annotation.selectors import labels_check_count, labels_draft_count
 from grading import selectors
 from grading.judges.fewshot import fewshot_split_cases
 
@@ -56,6 +56,11 @@ class ReportInputs:
     def n_draft_labels(self) -> int:
         """Labels of the project left out because they are drafts (``annotation.selectors.final``)."""
         return labels_draft_count(project=self.project)
+
+    @cached_property
+    def n_check_labels(self) -> int:
+        """Labels of the project left out because they are on hidden check items (annotator quality)."""
+        return labels_check_count(project=self.project)
 
     @cached_property
     def all_models(self) -> list[str]:
@@ -143,16 +148,20 @@ class ReportInputs:
 
     def left_out(self, sources=()) -> dict:
         """What the figures of ``sources`` leave out, in every report's words (``registry``): draft
-        labels, cases excluded by quality control, each judge's few-shot split cases and the
-        criteria each source does not decide (sources without any are not listed)."""
+        labels, cases excluded by quality control, each judge's few-shot split cases, the
+        criteria each source does not decide (sources without any are not listed) and, when there
+        are any, the labels of hidden check items."""
         def name(s) -> str:
             return s.spec if s.project.pk == self.project.pk else f"{s.project.slug}:{s.spec}"
 
         few_shot = {name(s): len(self.for_source(s).fewshot_cases(s)) for s in sources}
         undecided = {name(s): self.criteria_not_decided(s) for s in sources}
-        return {"draft_labels": self.n_draft_labels, "excluded_cases": self.n_excluded_cases,
-                "few_shot_cases": {spec: n for spec, n in few_shot.items() if n},
-                "criteria_not_decided": {spec: n for spec, n in undecided.items() if n}}
+        stated = {"draft_labels": self.n_draft_labels, "excluded_cases": self.n_excluded_cases,
+                  "few_shot_cases": {spec: n for spec, n in few_shot.items() if n},
+                  "criteria_not_decided": {spec: n for spec, n in undecided.items() if n}}
+        if self.n_check_labels:  # stated once a project has check items (a project without says nothing of them)
+            stated["check_labels"] = self.n_check_labels
+        return stated
 
     def annotated(self, source) -> pd.DataFrame:
         """Decisions of ``source`` joined with model, author kind, case and criterion kind/weight."""

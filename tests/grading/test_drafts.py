@@ -1,7 +1,8 @@
 """Drafts never count: labels of an assignment still open or in progress, and a checker's decisions
 on a review not completed yet, change no decision anywhere (cohort decisions, every report, the
 adjudication queue, gold, the side-by-side page, the API), and every report says how many drafts
-it left out. Submitting the assignment makes them count, and the cached reports follow."""
+it left out. Submitting the assignment makes them count, and the cached reports follow. Labels of
+hidden check items never count, submitted or not, and are no drafts either."""
 import json
 from io import StringIO
 
@@ -13,7 +14,14 @@ from django.db.models import Q
 from annotation.assignments import assignment_submit
 from annotation.models import Assignment, Cohort, CohortMembership, Criterion, Label, Response
 from annotation.reviews import review_decision_record
-from annotation.selectors import label_draft_q, label_final_q, labels_draft_count, review_item_get_for_checker, review_rows
+from annotation.selectors import (
+    label_check_q,
+    label_draft_q,
+    label_final_q,
+    labels_draft_count,
+    review_item_get_for_checker,
+    review_rows,
+)
 from annotation.services import label_record
 from grading.selectors import cohort_frame
 from tests.grading import test_decision_consistency as consistency
@@ -166,3 +174,42 @@ def test_managers_see_drafts_marked_as_drafts(every_kind, client):
     assert drafts.count('class="field-final_or_draft">draft<') == made["annotator"] + made["checker"]
     final = client.get("/admin/annotation/label/", {"final": "yes"}).content.decode()
     assert 'class="field-final_or_draft">draft<' not in final and 'class="field-final_or_draft">final<' in final
+
+
+def test_check_labels_change_no_decision_anywhere_and_are_neither_final_nor_draft(every_kind, client, tmp_path):
+    """Labels of hidden check items (annotator quality), submitted and decided against the cohort,
+    change no reader's decisions (cohort, gold, side-by-side, API, export, adjudication queue, the
+    reports), are not counted as drafts, and every report states how many it left out."""
+    from grading.goldcheck.services import checks_seed, quality_settings_update
+
+    client.force_login(grant(User.objects.create_user("res", password="pw"), every_kind, "adjudicator"))
+    manager = grant(User.objects.create_user("mgr"), every_kind, "manager")
+    g1 = Cohort.objects.get(project=every_kind, name="g1")
+    newcomer = User.objects.create_user("n1")
+    CohortMembership.objects.create(project=every_kind, cohort=g1, user=newcomer, role="annotator")
+    for position, external_id in enumerate(("r3-m-alpha", "r3-m-beta")):  # their queue: two regular items, untouched
+        Assignment.objects.create(project=every_kind, cohort=g1, annotator=newcomer, position=position,
+                                  response=Response.objects.get(project=every_kind, external_id=external_id))
+    before = _everything(client, every_kind, tmp_path, "before")
+
+    quality_settings_update(project=every_kind, data={"check_rate": 0.5}, by=manager)
+    every_kind.refresh_from_db()
+    assert checks_seed(project=every_kind, by=manager, seed=0)["created"] == 2
+    made = 0
+    for assignment in Assignment.objects.filter(annotator=newcomer, is_check=True).select_related("response__case"):
+        for criterion in Criterion.objects.filter(rubric_version=assignment.response.case.rubric_version):
+            first = Label.objects.filter(response=assignment.response, criterion=criterion, cohort=g1, role="annotator").first()
+            label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=newcomer, expected_revision=0,
+                         **_opposite(criterion, first))
+            made += 1
+        assignment_submit(assignment=assignment, user=newcomer)
+    labels = Label.objects.filter(project=every_kind)
+    assert labels.filter(label_check_q()).count() == made > 0
+    assert not labels.filter(label_check_q()).filter(Q(label_final_q()) | Q(label_draft_q())).exists()
+    assert labels.filter(label_final_q()).count() + labels.filter(label_draft_q()).count() + made == labels.count()
+
+    after = _everything(client, every_kind, tmp_path, "after")
+    for command in ("agreement", "coverage", "scores"):
+        assert after[command]["left_out"].pop("check_labels") == made, command
+    for reader in before:
+        assert after[reader] == before[reader], reader
