@@ -1,6 +1,7 @@
 """The data steps of migrations annotation 0004-0006 (rubric on the case, project on label history,
 one checker label per cohort): old-state rows are built with the historical models at 0003,
-the migration runs forward, and the rows it rewrote are checked one by one.
+the migration runs forward (once for the module: ``migrated``), and the rows it rewrote are
+checked one by one.
 
 Grading's migrations depend on annotation 0002 at most, so only annotation is taken back.
 It runs on both databases (on PostgreSQL the data step, 0005, commits before 0006 alters the tables).
@@ -23,23 +24,32 @@ def _leaf_nodes(executor, *, annotation=None):
     return [annotation if annotation and app == "annotation" else (app, name) for app, name in executor.loader.graph.leaf_nodes()]
 
 
-@pytest.fixture
-def old_apps():
-    """The historical models with annotation migrated back to 0003; afterwards every app is
-    migrated forward again, also when the test failed, so later tests see the normal schema."""
-    executor = MigrationExecutor(connection)
-    executor.migrate([BEFORE])
-    executor.loader.build_graph()
-    assert MIGRATION not in executor.loader.applied_migrations
-    # The models as they were at 0003 (and what it depends on: auth, contenttypes); other apps'
-    # later migrations may depend on newer annotation states and are left out.
-    yield executor.loader.project_state(BEFORE, at_end=True).apps
-    executor = MigrationExecutor(connection)
-    if MIGRATION not in executor.loader.applied_migrations:
-        # The forward run failed: the old rows that made it fail would fail it again. The
-        # transactional test flushes the database afterwards anyway.
-        call_command("flush", interactive=False, verbosity=0)
-    executor.migrate(_leaf_nodes(executor))
+@pytest.fixture(scope="module")
+def migrated(django_db_setup, django_db_blocker):
+    """The old-state rows built with the historical models at 0003 and migrated forward, once for
+    the module: its tests only read what the migration made of them. Annotation goes back to 0003
+    and forward again in its own transactions (as a transactional test's would), so the rows are
+    committed while the module's tests read them; afterwards every app is migrated forward again,
+    also when the forward run failed, and the rows are flushed, so later tests see the normal
+    schema and an empty database."""
+    with django_db_blocker.unblock():
+        executor = MigrationExecutor(connection)
+        executor.migrate([BEFORE])
+        executor.loader.build_graph()
+        try:
+            assert MIGRATION not in executor.loader.applied_migrations
+            # The models as they were at 0003 (and what it depends on: auth, contenttypes); other apps'
+            # later migrations may depend on newer annotation states and are left out.
+            old = _build_old_rows(executor.loader.project_state(BEFORE, at_end=True).apps)
+            _migrate_forward()
+            yield old
+        finally:
+            executor = MigrationExecutor(connection)
+            if MIGRATION not in executor.loader.applied_migrations:
+                # The forward run failed: the old rows that made it fail would fail it again.
+                call_command("flush", interactive=False, verbosity=0)
+            executor.migrate(_leaf_nodes(executor))
+            call_command("flush", interactive=False, verbosity=0)
 
 
 def _migrate_forward():
@@ -143,11 +153,9 @@ def _build_old_rows(apps):
     }
 
 
-@pytest.mark.django_db(transaction=True)
-class Migration0004Tests:
-    def test_two_checker_labels_of_a_cohort_merge_into_the_most_recently_changed(self, old_apps):
-        old = _build_old_rows(old_apps)
-        _migrate_forward()
+class Migration0004Tests:  # the database is ``migrated``'s, unblocked for the module (see there)
+    def test_two_checker_labels_of_a_cohort_merge_into_the_most_recently_changed(self, migrated):
+        old = migrated
         from annotation.models import Label, LabelHistory
 
         ids = old["labels"]
@@ -171,18 +179,16 @@ class Migration0004Tests:
         assert merge.new["verdict"] == "not_met" and merge.new["rationale"] == "No contraindication check."
         assert LabelHistory.objects.filter(action="merge").count() == 1
 
-    def test_checker_labels_lose_their_assignment_and_annotator_labels_keep_it(self, old_apps):
-        old = _build_old_rows(old_apps)
-        _migrate_forward()
+    def test_checker_labels_lose_their_assignment_and_annotator_labels_keep_it(self, migrated):
+        old = migrated
         from annotation.models import Label
 
         ids, (a1, a2, a3) = old["labels"], old["assignments"]
         assignments = dict(Label.objects.values_list("pk", "assignment_id"))
         assert assignments == {ids["ann"]: a1, ids["kept"]: None, ids["other_cohort"]: None, ids["ann2"]: a2, ids["p2"]: a3}
 
-    def test_every_history_row_gets_the_project_of_its_label(self, old_apps):
-        old = _build_old_rows(old_apps)
-        _migrate_forward()
+    def test_every_history_row_gets_the_project_of_its_label(self, migrated):
+        old = migrated
         from annotation.models import LabelHistory
 
         p1, p2 = old["projects"]
@@ -193,9 +199,8 @@ class Migration0004Tests:
         assert projects[old["histories"]["p2"][0]] == p2
         assert {projects[pk] for key in ("ann", "kept", "merged", "other_cohort") for pk in old["histories"][key]} == {p1}
 
-    def test_every_case_points_at_its_own_current_rubric_else_the_projects(self, old_apps):
-        old = _build_old_rows(old_apps)
-        _migrate_forward()
+    def test_every_case_points_at_its_own_current_rubric_else_the_projects(self, migrated):
+        old = migrated
         from annotation.models import Case
 
         (k1, k2, k3), (rv_k1, rv_p1, rv_p2) = old["cases"], old["versions"]
