@@ -445,6 +445,7 @@ class LabelHistoryAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
 @admin.register(ImportBatch)
 class ImportBatchAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["project", "bundle_sha256", "imported_by", "created_at", "counts"]
+    list_select_related = ["project", "imported_by"]  # a nullable key: the admin's default would not join it
     list_filter = ["project"]
 
 

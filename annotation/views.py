@@ -200,11 +200,12 @@ def label_time(request, assignment_id: int):
 def review_queue(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     status = request.GET.get("status") or None
-    membership, rows = selectors.review_queue_for_checker(user=request.user, project_id=project.pk, status=status)
+    # The queue is read once: its counts are of every item, its page of the status asked for.
+    membership, every = selectors.review_queue_for_checker(user=request.user, project_id=project.pk)
+    counts = {name: sum(1 for r in every if r.status == name) for name in ("ready", "waiting", "checked")}
+    rows = [r for r in every if r.status == status] if status in counts else every
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     selectors.review_queue_disagreements(rows=[r for r in page if r.status != "waiting"], cohort=membership.cohort)
-    _, every = selectors.review_queue_for_checker(user=request.user, project_id=project.pk) if status else (None, rows)
-    counts = {name: sum(1 for r in every if r.status == name) for name in ("ready", "waiting", "checked")}
     return render(request, "annotation/review_queue.html", {
         "project": project, "cohort": membership.cohort, "page": page, "status": status, "counts": counts,
     })

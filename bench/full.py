@@ -194,8 +194,10 @@ def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
     from bench.adjudication import bench_item_page, bench_queue
 
     queue = bench_queue(slug, database_url=database_url)
-    figures.add("adjudication queue (in process)", queue["seconds"], "s", target=QUEUE_SECONDS,
-                note=f"{queue['n_items']} items of {queue['n_responses']} responses")
+    figures.add("adjudication queue (in process), labels counted", queue["seconds"], "s", target=QUEUE_SECONDS,
+                note=f"{queue['n_items']} items of {queue['n_responses']} responses; cache emptied")
+    figures.add("adjudication queue after an adjudication", queue["warm_seconds"], "s", target=QUEUE_SECONDS,
+                note="the cohorts' decisions from the cache, the adjudications read anew")
     figures.add("adjudication_queue command from process start", queue["command_seconds"], "s")
     page = bench_item_page(slug, database_url=database_url)
     figures.add("adjudication page, median", page["median_ms"], "ms", target=ADJUDICATION_PAGE_MS,
@@ -237,7 +239,9 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 2,500 cases (try 0.1 first)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=OUT, help="where the bundle and the figures' JSON go")
-    parser.add_argument("--database", default=PG_FULL_DB, help="the throw-away PostgreSQL database's name")
+    parser.add_argument("--database", default=os.environ.get("BENCH_DB_NAME") or PG_FULL_DB,
+                        help="the throw-away PostgreSQL database's name (default: $BENCH_DB_NAME, else "
+                             f"{PG_FULL_DB}); give each bench running at once on one server its own")
     parser.add_argument("--database-url", help="use this database instead of a throw-away PostgreSQL one")
     parser.add_argument("--keep", action="store_true", help="keep the throw-away database at the end")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated, of {', '.join(STEPS)}")

@@ -17,6 +17,7 @@ class JudgeAdmin(ProjectDataAdmin, admin.ModelAdmin):
 
     form = JudgeForm
     list_display = ["name", "project", "backend", "model", "condition", "samples", "temperature", "prompt_template"]
+    list_select_related = ["project", "prompt_template"]  # a nullable key: the admin's default would not join it
     list_filter = ["project", "backend", "condition"]
     search_fields = ["name", "model"]
     fieldsets = [
@@ -126,6 +127,7 @@ class AdjudicationHistoryAdmin(ReadOnlyMixin, ProjectDataAdmin, admin.ModelAdmin
 @admin.register(DataJob)
 class DataJobAdmin(ProjectDataAdmin, admin.ModelAdmin):
     list_display = ["pk", "kind", "project", "user", "status", "progress_pct", "created_at", "finished_at"]
+    list_select_related = ["project", "user"]  # nullable keys: the admin's default would not join them (a query a row)
     list_filter = ["kind", "status", "project"]
     readonly_fields = ["kind", "project", "user", "status", "progress_pct", "stage", "params", "result", "error", "file",
                        "created_at", "started_at", "finished_at"]

@@ -23,11 +23,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
-from annotation.access import project_check
+from annotation.access import project_check, user_may
 from annotation.models import Project
 
 from .formats.registry import FormatError, ImportRequest, format_for, format_get, format_import, formats, upload_suffixes
@@ -73,6 +73,18 @@ def data_job_get_for(*, user, job_id: int) -> DataJob:
     if job.project_id is not None:
         project_check(project=job.project_id, user=user, action="export" if job.kind == DataJob.EXPORT else "manage")
     return job
+
+
+def data_jobs_for(*, project, user) -> tuple[bool, bool, QuerySet]:
+    """Whether the user may export and import, and the project's jobs of the kinds the user may
+    open (an adjudicator sees exports, not the managers' imports, whose status partial would
+    answer them 403), newest first with the user who started each: the section's recent jobs and
+    the jobs page's and the API's list."""
+    may_export = user_may(project=project, user=user, action="export")
+    may_import = user_may(project=project, user=user, action="manage")
+    kinds = [kind for kind, allowed in ((DataJob.EXPORT, may_export), (DataJob.IMPORT, may_import)) if allowed]
+    jobs = DataJob.objects.filter(project=project, kind__in=kinds).select_related("user").order_by("-created_at", "-pk")
+    return may_export, may_import, jobs
 
 
 JOB_TASK = "grading.data_job_run"

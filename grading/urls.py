@@ -16,6 +16,7 @@ urlpatterns = [
     path("jobs/<id:job_id>/columns/", views.data_job_columns, name="data-job-columns"),
     path("api/projects/<slug:slug>/decisions/", DecisionListApi.as_view(), name="api-decisions"),
     path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
+    path("projects/<slug:slug>/jobs/", views.project_jobs, name="project-jobs"),
     path("projects/<slug:slug>/audit/", views.project_audit, name="project-audit"),
     path("projects/<slug:slug>/reports/", include("grading.reports.urls")),
     path("projects/<slug:slug>/adjudication/", include("grading.adjudication.urls")),

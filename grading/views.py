@@ -2,8 +2,8 @@
 page researchers start from (its sections come from inclusion tags of the parts they belong to),
 and the project's data jobs — gold export and bundle import from the browser, run by a worker
 (``grading.jobs``), with a status partial the page polls while a job runs, and the column step of
-an uploaded table (a format read column by column) before its import is queued; and the project's
-audit trail (managers; ``?format=csv`` downloads it whole).
+an uploaded table (a format read column by column) before its import is queued, and every job of
+the project a page at a time; and the project's audit trail (managers; ``?format=csv`` downloads it whole).
 """
 import json
 
@@ -18,6 +18,8 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.access import project_get_for, role_of, user_may
+from annotation.templatetags.annotation_project import project_roles_page
+from annotation.templatetags.pager_tags import htmx_partial
 from evalsite.spreadsheet import csv_lines
 
 from . import jobs
@@ -31,6 +33,8 @@ from .templatetags.data_tags import data_section_context
 @login_required
 def project_detail(request, slug: str):
     project = project_get_for(user=request.user, action="view", slug=slug)
+    if htmx_partial(request, "role-list"):  # the roles list's pager
+        return render(request, "annotation/_project_roles.html#role-list", project_roles_page(project=project, request=request))
     return render(request, "grading/project.html", {"project": project, "role": role_of(project=project, user=request.user),
                                                     "manages": user_may(project=project, user=request.user, action="manage")})
 
@@ -97,6 +101,21 @@ def site_import(request):
                 form.add_error(name if name in form.fields else "bundle", errors)
     messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
     return redirect("home")
+
+
+JOBS_PAGE = 50  # jobs per page of the jobs page
+
+
+@login_required
+def project_jobs(request, slug: str):
+    """Every data job of the project the user may open (adjudicators: exports; managers: exports
+    and imports), newest first, a page at a time; the project page's data section shows the recent
+    ones and links here. The pager's htmx request gets the table alone."""
+    project = project_get_for(user=request.user, action="export", slug=slug)
+    _, may_import, every = jobs.data_jobs_for(project=project, user=request.user)
+    page = Paginator(every, JOBS_PAGE).get_page(request.GET.get("page"))
+    template = "grading/jobs.html#job-list" if htmx_partial(request, "job-list") else "grading/jobs.html"
+    return render(request, template, {"project": project, "page": page, "may_import": may_import})
 
 
 def _job_for(request, job_id: int) -> DataJob:

@@ -114,6 +114,7 @@ API_ROWS = [
     Url("api-project-roles", slug, "manage", post=200, data=lambda h, t: {"username": "nobody", "role": "viewer"}, changes=True),
     Url("api-project-import", slug, "manage", get=None, post=202, data=upload, changes=True),
     Url("api-gold-export", slug, "export", get=None, post=202, changes=True),
+    Url("api-project-jobs", slug, "export"),
     Url("api-cases", slug, "inspect"),
     Url("api-criteria", slug, "view"),
     Url("api-rubric-versions", slug, "view"),
@@ -158,6 +159,7 @@ REPORT_PAGES = tuple(key for key, _ in pages())  # every page the registry decla
 MATRIX: list[Url] = [
     # the project page, the report pages with their CSV and their retry (any role)
     Url("project-detail", slug, "view"),
+    Url("project-detail", slug, "view", label="roles+htmx", headers={**HTMX, "HTTP_HX_TARGET": "role-list"}),
     Url("report-index", slug, "view"),
     *[Url(f"report-{page}", slug, "view", post=302, data=lambda h, t: {"retry": "1"}) for page in REPORT_PAGES],
     *[Url(f"report-{page}", slug, "view", label="csv", query=lambda h, t: "?format=csv&table=figures") for page in REPORT_PAGES],
@@ -181,6 +183,8 @@ MATRIX: list[Url] = [
     Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export"),
     Url("data-job", lambda h, t: {"job_id": t.export_job}, "export", label="export+htmx", headers=HTMX),
     Url("data-job-download", lambda h, t: {"job_id": t.export_job}, "export"),
+    Url("project-jobs", slug, "export"),
+    Url("project-jobs", slug, "export", label="htmx", headers={**HTMX, "HTTP_HX_TARGET": "job-list"}),
     # managers: import, judges and runs, assignments, roles, quality control
     Url("project-import", slug, "manage", get=None, post=302, data=upload, changes=True),
     Url("data-job", lambda h, t: {"job_id": t.import_job}, "manage", label="import"),
@@ -191,6 +195,8 @@ MATRIX: list[Url] = [
         data=lambda h, t: {**{k.removeprefix("judge-"): v for k, v in judge_form(h, t).items() if k != "action"},
                            "name": "lexical", "requests_per_minute": "60"}, changes=True),
     Url("judge-runs", slug, "manage", headers=HTMX),
+    Url("judge-run-list", slug, "manage"),
+    Url("judge-run-list", slug, "manage", label="htmx", headers={**HTMX, "HTTP_HX_TARGET": "run-list"}),
     *[Url("judge-run-start", slug, "manage", get=None, post=status, data=lambda h, t: {"judge": t.judge, "cases": "c1"},
           changes=True, label=label, headers=headers) for label, headers, status in (("", {}, 302), ("htmx", HTMX, 200))],
     Url("judge-run-page", lambda h, t: {"slug": h.slug, "run_id": t.stopped_run}, "manage", variants=ALL),
@@ -223,6 +229,7 @@ MATRIX: list[Url] = [
     Url("quality-annotators-seed", slug, "manage", get=None, post=302, data=lambda h, t: {"seed": "1"}),
     # an annotator's own feedback: theirs only, and refused while the project does not show it
     Url("annotator-feedback", slug, "cohort", members={"annotator1": {"get": 403}, "annotator2": {"get": 403}}),
+    Url("qc-page", slug, "manage", label="htmx", headers={**HTMX, "HTTP_HX_TARGET": "qc-flagged-list"}),
     Url("project-audit", slug, "manage"),
     Url("project-audit", slug, "manage", label="csv", query=lambda h, t: "?format=csv"),
     Url("qc-screen", slug, "manage", get=None, post=302, changes=True,

@@ -3,6 +3,7 @@ and the ``markdown`` filter that renders untrusted text as sanitized HTML."""
 import json
 
 from django import template
+from django.core.paginator import Paginator
 from django.template.loader import render_to_string
 
 from annotation.access import user_may
@@ -46,7 +47,6 @@ def project_roles(context, project):
     request = context.get("request")
     if request is None or not user_may(project=project, user=request.user, action="view"):
         return ""
-    roles = ProjectRole.objects.filter(project=project).select_related("user").order_by("role", "user__username")
     may_manage = user_may(project=project, user=request.user, action="manage")
     groups_text, rejected = "", False
     if may_manage:  # the text the last refused save sent, else the saved groups
@@ -57,6 +57,16 @@ def project_roles(context, project):
         elif project.stratum_groups:
             groups_text = json.dumps(project.stratum_groups, indent=2, ensure_ascii=False)
     return render_to_string("annotation/_project_roles.html", {
-        "project": project, "roles": roles, "may_manage": may_manage, "stratum_groups_text": groups_text,
-        "stratum_groups_rejected": rejected,
+        **project_roles_page(project=project, request=request), "may_manage": may_manage,
+        "stratum_groups_text": groups_text, "stratum_groups_rejected": rejected,
     }, request=request)
+
+
+ROLES_PAGE = 50  # roles per page of the project page's list
+
+
+def project_roles_page(*, project, request) -> dict:
+    """The page of the project's roles that ``?roles_page`` names (the project page's list, and its
+    htmx partial ``#role-list``)."""
+    roles = ProjectRole.objects.filter(project=project).select_related("user").order_by("role", "user__username", "pk")
+    return {"project": project, "roles": Paginator(roles, ROLES_PAGE).get_page(request.GET.get("roles_page"))}

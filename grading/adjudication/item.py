@@ -122,19 +122,29 @@ def _highlight(rendered: str, quotes: list[tuple[str, int, str]]) -> str:
 
 def adjudication_item(*, response: Response) -> dict:
     """Everything the adjudication page of ``response`` shows."""
-    from ..metrics import gold_decide  # lazy: pandas and the decision rules load with the page, not at start-up
-    from ..selectors import ITEM, cohort_frames, gold_frame  # lazy: pandas and the decision rules load with the page, not at start-up
+    import pandas as pd  # lazy: pandas and the decision rules load with the page, not at start-up
+
+    from ..metrics import gold_decide  # lazy: with the page, as pandas
+    from ..selectors import ITEM  # lazy: with the page, as pandas
 
     project = response.project
-    cohorts = cohort_frames(project=project, response_ids=[response.pk])
-    table = side_by_side(response=response, cohort_decisions=cohorts)
+    table = side_by_side(response=response)  # reads the labels once, for its cells and the decisions here
+    cohorts = table.cohort_decisions
     cohort_columns = [c for c in table.columns if c.kind == "cohort"]
     judge_columns = [c for c in table.columns if c.kind != "cohort"]
+    adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
     settled = gold_decide(cohorts, None, keys=ITEM)
     disputed = set(settled.loc[settled["provenance"] == UNRESOLVED, "criterion_id"].astype(int))
-    gold = gold_frame(project=project, response_ids=[response.pk], cohorts=cohorts)
+    # Gold with the adjudications already read (``gold_frame`` would read them again, with its
+    # extra columns, and decide the response a second time).
+    if adjudications:
+        adjudicated = pd.DataFrame(
+            [(response.pk, a.criterion_id, a.verdict, a.option_label, a.value) for a in adjudications.values()],
+            columns=[*ITEM, "verdict", "option", "value"]).astype({"value": float})
+        gold = gold_decide(cohorts, adjudicated, keys=ITEM)
+    else:
+        gold = settled
     provenance = dict(zip(gold["criterion_id"].astype(int), gold["provenance"]))
-    adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
 
     raters: dict[tuple[int, str], list[RaterVerdict]] = {}
     numbers: dict[tuple[str, int], int] = {}

@@ -159,6 +159,23 @@ class JobDownloadApi(APIView):
         return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name, content_type="application/zip")
 
 
+class JobListApi(generics.ListAPIView):
+    """The project's data jobs that the caller may open (adjudicators: exports; managers: exports and
+    imports), newest first: each with its state and, once an export is ready, its download."""
+    serializer_class = JobOutput
+    pagination_class = Pagination
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a request
+            return DataJob.objects.none()
+        project = project_get_for(user=self.request.user, action="export", slug=self.kwargs["slug"])
+        return jobs.data_jobs_for(project=project, user=self.request.user)[2].select_related("project")
+
+    @extend_schema(responses=responses(JobOutput(many=True)))
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
 # --- the project's content --------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path(P + "roles/", projects.ProjectRoleApi.as_view(), name="api-project-roles"),
     path(P + "import/", projects.ProjectImportApi.as_view(), name="api-project-import"),
     path(P + "gold/", projects.GoldExportApi.as_view(), name="api-gold-export"),
+    path(P + "jobs/", projects.JobListApi.as_view(), name="api-project-jobs"),
     path(P + "cases/", projects.CaseListApi.as_view(), name="api-cases"),
     path(P + "criteria/", projects.CriterionListApi.as_view(), name="api-criteria"),
     path(P + "rubric-versions/", projects.RubricVersionListApi.as_view(), name="api-rubric-versions"),

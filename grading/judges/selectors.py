@@ -6,6 +6,7 @@ one response, so the page decides exactly as the reports, the export and the API
 """
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -43,10 +44,25 @@ def judge_listing(judge: Judge) -> JudgeListing:
     return JudgeListing(judge=judge, badge=backend.badge(judge), summary=backend.summary(judge), editable=backend.page_form)
 
 
-def runs_for_project(*, project, limit: int = 20) -> list[JudgeRun]:
-    return list(
-        JudgeRun.objects.filter(judge__project=project).select_related("judge").order_by("-created_at", "-pk")[:limit]
-    )
+RECENT_RUNS = 20  # what the project page's judge section shows; the runs page lists them all, a page at a time
+
+
+def runs_of_project(*, project):
+    """Every run of the project's judges, newest first, with its judge (one query per page of them)."""
+    return JudgeRun.objects.filter(judge__project=project).select_related("judge").order_by("-created_at", "-pk")
+
+
+def runs_for_project(*, project, limit: int | None = None) -> list[JudgeRun]:
+    """The project's most recent runs (``RECENT_RUNS`` unless ``limit`` says otherwise)."""
+    return list(runs_of_project(project=project)[:RECENT_RUNS if limit is None else limit])
+
+
+def runs_mark(runs) -> None:
+    """Mark each run as the run tables show it: stale, resumable, and its judge's badge."""
+    for run in runs:
+        run.stale = judge_run_stale(run=run)
+        run.resumable = judge_run_resumable(run=run)
+        run.judge_badge = backend_for(run.judge).badge(run.judge)
 
 
 STALE_SECONDS = LEASE_SECONDS  # runners renew their lease at least every 10 s while they work
@@ -72,17 +88,16 @@ def judge_run_resumable(*, run: JudgeRun) -> bool:
 
 def judge_section_data(*, project) -> dict:
     """What the judge section of the project page shows: judges, recent runs (each marked
-    stale / resumable) and whether any run is still active (the table then polls)."""
+    stale / resumable), how many runs there are in all (the runs page lists the older ones) and
+    whether any run is still active (the table then polls)."""
     runs = runs_for_project(project=project)
-    for run in runs:
-        run.stale = judge_run_stale(run=run)
-        run.resumable = judge_run_resumable(run=run)
-        run.judge_badge = backend_for(run.judge).badge(run.judge)
+    runs_mark(runs)
     active = (JudgeRun.QUEUED, JudgeRun.RUNNING, JudgeRun.STOPPING)
     return {
         "project": project,
         "judges": [judge_listing(j) for j in judges_for_project(project=project)],
         "runs": runs,
+        "runs_total": runs_of_project(project=project).count(),
         "runs_active": any(r.status in active for r in runs),
     }
 
@@ -167,6 +182,7 @@ class SideBySide:
     criteria: list[Criterion]
     columns: list[Column]
     cells: dict[tuple[int, str], Cell]  # (criterion pk, column key) -> cell
+    cohort_decisions: Any = None  # the response's ``cohort_frames``, for a caller that needs them too
 
     def rows(self):
         """(criterion, [(column, cell), ...]) per criterion, a blank cell where a source has no decision."""
@@ -242,7 +258,9 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
     cells: dict[tuple[int, str], Cell] = {}
     columns = []
     labels = label_rows(project=project, response_ids=only)
-    decided = cohort_frames(project=project, response_ids=only) if cohort_decisions is None else cohort_decisions
+    if cohort_decisions is None:
+        cohort_decisions = cohort_frames(project=project, response_ids=only, rows=labels)
+    decided = cohort_decisions
     for source in project_sources(project=project)["cohorts"]:
         columns.append(Column(source.spec, source.name, "cohort"))
         own = labels[labels["cohort"] == source.obj.pk]
@@ -275,7 +293,8 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
         _fill(cells, f"judge:{judge.name}", decisions_by_criterion(decided[decided["judge"] == judge.name]), response,
               criteria, unit="judge" if panel else "sample", votes=votes)
     _judge_notes(response, judges, cells)
-    return SideBySide(response=response, criteria=criteria, columns=columns, cells=cells)
+    return SideBySide(response=response, criteria=criteria, columns=columns, cells=cells,
+                      cohort_decisions=cohort_decisions)
 
 
 def _fill(cells: dict, key: str, decided: dict, response: Response, criteria: list[Criterion], *, unit: str,

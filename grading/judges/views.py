@@ -1,13 +1,16 @@
 """HTML views of the judges (researchers only): the judge section of the project page (runs with
-a live progress bar, start / stop / resume), the judges page (configure judges, panels and
-cross-evaluations) and the side-by-side page of one response.
+a live progress bar, start / stop / resume), the runs page (every run, a page at a time), the
+judges page (configure judges, panels and cross-evaluations) and the side-by-side page of one
+response.
 
-htmx targets, one partial each: ``#judge-runs`` (polled while a run is active), ``#judge-run-form``.
+htmx targets, one partial each: ``#judge-runs`` (polled while a run is active), ``#judge-run-form``,
+``#run-list`` (the runs page's pager).
 Every action also works as a plain form post followed by a redirect.
 """
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -15,6 +18,7 @@ from django_htmx.http import retarget
 
 from annotation.access import project_get_for
 from annotation.models import Project, Response
+from annotation.templatetags.pager_tags import htmx_partial
 
 from ..models import JudgeRun
 from . import selectors, services
@@ -45,6 +49,20 @@ def judge_runs(request, slug: str):
     """The runs table alone: what the progress bar polls."""
     project = _project(request, slug)
     return render(request, f"{SECTION}#judge-runs", section_context(project=project))
+
+
+RUNS_PAGE = 50  # runs per page of the runs page
+
+
+@login_required
+def judge_run_list(request, slug: str):
+    """Every run of the project's judges, newest first, a page at a time (the project page's judge
+    section shows the recent ones and links here). The pager's htmx request gets the table alone."""
+    project = _project(request, slug)
+    page = Paginator(selectors.runs_of_project(project=project), RUNS_PAGE).get_page(request.GET.get("page"))
+    selectors.runs_mark(page.object_list)
+    template = "grading/judges/runs.html#run-list" if htmx_partial(request, "run-list") else "grading/judges/runs.html"
+    return render(request, template, {"project": project, "page": page})
 
 
 @login_required

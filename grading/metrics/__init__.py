@@ -7,6 +7,7 @@ named `_pct` / `_pp` are percentages / percentage points. Public API:
 
 agreement   binary_agreement(a, b) -> BinaryAgreement          (0/1 arrays, a = truth)
             case_level_mf1(df, *, keys=("model","case"), a="a", b="b", threshold=0.6) -> CaseLevelMF1
+            mf1_from_counts(tp, fp, fn, tn) -> ndarray (MF1 per group of counted pairs)
             mf1_by_group(df, *, by="model", a="a", b="b") -> dict[key, BinaryAgreement]
             ordinal_agreement(a_values, b_values, *, option_values) -> OrdinalAgreement
             krippendorff_alpha(reliability_data, *, level="nominal", value_domain=None) -> float | None
@@ -138,6 +139,7 @@ _SOURCES = {
     "healthbench_score": "healthbench",
     "ppi_mean": "ppi",
     "case_level_mf1": "agreement",
+    "mf1_from_counts": "agreement",
     "cohort_decide": "decisions",
     "cohort_votes": "decisions",
     "compare_rankings": "ranking",
@@ -280,6 +282,7 @@ __all__ = [
     "healthbench_score",
     "ppi_mean",
     "case_level_mf1",
+    "mf1_from_counts",
     "compare_rankings",
     "consensus_deviation",
     "coverage",

@@ -116,6 +116,13 @@ def _mf1_from_counts(tp, fp, fn, tn) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return f1_met, f1_not, (f1_met + f1_not) / 2
 
 
+def mf1_from_counts(tp, fp, fn, tn) -> np.ndarray:
+    """MF1 of each group from its confusion counts (arrays; A is the truth, met the positive
+    class), as ``case_level_mf1`` computes it: NaN where a class occurs in neither source. For
+    callers that counted the pairs already (the adjudication queue counts them in the database)."""
+    return _mf1_from_counts(tp, fp, fn, tn)[2]
+
+
 def binary_agreement(a, b) -> BinaryAgreement:
     """Compare decisions `b` with reference `a` (aligned 0/1 arrays of equal length).
 

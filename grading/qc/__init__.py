@@ -11,17 +11,18 @@ and no manager reinstated it, or when the audit removed it.
 
 The writes (``qc_screen``, ``qc_audit_sample``, ``qc_audit_record``, ``qc_reinstate``) lock the
 ``CaseQuality`` rows they change inside one transaction and leave one audit event each. The reads
-(``qc_screen_choices``, ``qc_counts``, ``qc_summary``) feed the quality page and the project page.
+(``qc_screen_choices``, ``qc_counts``, ``qc_summary``, ``qc_lists``) feed the quality page and the
+project page.
 pandas and the report code load on first use, so importing this package at start-up costs nothing.
 
 The package: ``rules`` (the outcomes and the argument checks), ``selectors`` (the reads),
 ``services`` (the writes), ``views`` and ``urls`` (the quality page).
 """
 from .rules import MAX_NOTE, OUTCOMES, PASS, REMOVE, REVISE, qc_model_names
-from .selectors import qc_counts, qc_screen_accuracy, qc_screen_choices, qc_summary
+from .selectors import qc_counts, qc_lists, qc_screen_accuracy, qc_screen_choices, qc_summary
 from .services import qc_audit_record, qc_audit_sample, qc_reinstate, qc_screen
 
 __all__ = [
-    "MAX_NOTE", "OUTCOMES", "PASS", "REMOVE", "REVISE", "qc_audit_record", "qc_audit_sample", "qc_counts", "qc_model_names",
-    "qc_reinstate", "qc_screen", "qc_screen_accuracy", "qc_screen_choices", "qc_summary",
+    "MAX_NOTE", "OUTCOMES", "PASS", "REMOVE", "REVISE", "qc_audit_record", "qc_audit_sample", "qc_counts", "qc_lists",
+    "qc_model_names", "qc_reinstate", "qc_screen", "qc_screen_accuracy", "qc_screen_choices", "qc_summary",
 ]

@@ -51,15 +51,18 @@ def _last_event(*, project: Project, action: str) -> AuditEvent | None:
     return AuditEvent.objects.filter(project=project, action=action).select_related("actor").order_by("-created_at", "-pk").first()
 
 
-def qc_summary(*, project: Project) -> dict:
-    """Everything the quality page shows: counts, the last screening and draw, the cases drawn
-    for audit and the flagged cases (rows with their case and auditor), in case order."""
+def qc_lists(*, project: Project) -> dict:
+    """The quality page's two lists, unevaluated (the page shows them a page at a time): the cases
+    drawn for audit and the flagged cases, rows with their case and auditor, in case order."""
     rows = CaseQuality.objects.filter(project=project).select_related("case", "audit_by").order_by("case__position", "case_id")
+    return {"sampled": rows.filter(audit_sampled=True), "flagged": rows.filter(flagged=True)}
+
+
+def qc_summary(*, project: Project) -> dict:
+    """What the quality page shows above its lists: counts, the last screening and draw."""
     return {
         "counts": qc_counts(project=project),
         "last_screen": _last_event(project=project, action="qc_screen"),
         "last_sample": _last_event(project=project, action="qc_audit_sample"),
-        "sampled": list(rows.filter(audit_sampled=True)),
-        "flagged": list(rows.filter(flagged=True)),
         "outcomes": OUTCOMES,
     }

@@ -12,27 +12,36 @@ criterion has an adjudication, *open* otherwise. Cases excluded by quality contr
 MF1 here is the agreement report's (SPEC §3): cohort B against reference A over binary
 criteria, cannot-assess as not met (the agreement default), a tie as a disagreement.
 
-It is also a report (SPEC §5 ``adjudication_queue``): computed on each request (never cached: it
-changes as items are settled) and read by adjudicators, not viewers.
+It is also a report (SPEC §5 ``adjudication_queue``): computed on each request (not a cached report:
+it changes as items are settled) and read by adjudicators, not viewers. What the cohorts decided,
+counted from every final label of the project, is kept in the cache until a label, an assignment's
+status, a cohort or the rubric changes (``_counted_disputes``); which items are settled is read on
+each request.
 """
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
+from django.core.cache import cache
 from rest_framework import serializers
 
-from annotation.models import Project
+from annotation.models import Criterion, Project
 from annotation.vocabulary import UNRESOLVED
 from grading import metrics
 
+from .. import selectors
 from ..models import Adjudication
 from ..selectors import ITEM, fetch_frame
 from ..sources import project_sources
-from .agreement import aligned_decisions, binary_pairs
+from .agreement import binary_pairs
 from .inputs import ReportInputs
 from .registry import Flag, Params, Report, register
 
 STATUSES = ("open", "done", "all")
+CACHE_SECONDS = 24 * 3600
+FALLBACK_QUERIES = 3  # deciding the responses counts cannot: labels, cohort names, criterion kinds
 FILTERS = ("model", "difficulty", "register", "theme", "specialty", "tag", "status")
 
 
@@ -48,8 +57,10 @@ class QueueItem:
     disputed: list[int]  # criterion ids whose cohort decisions do not settle them
     adjudicated: list[int] = field(default_factory=list)  # those of them already decided by an adjudicator
 
-    @property
+    @cached_property  # asked for several times per item; an item does not change once made
     def open_criteria(self) -> list[int]:
+        if not self.adjudicated:
+            return self.disputed
         done = set(self.adjudicated)
         return [c for c in self.disputed if c not in done]
 
@@ -66,7 +77,7 @@ class Queue:
     counts: dict  # open / done / total over the filtered items (before the status filter)
     excluded_cases: int
     draft_labels: int
-    criteria: pd.DataFrame
+    project: Project
     choices: dict  # the values each filter can take in this project
 
     @property
@@ -74,16 +85,105 @@ class Queue:
         return round(100.0 * self.counts["done"] / self.counts["total"], 1) if self.counts["total"] else 0.0
 
 
-def _case_mf1(inputs: ReportInputs, cohorts) -> pd.Series:
-    """Case-level MF1 per response between the first two cohorts (NaN where undefined)."""
-    if len(cohorts) < 2:
-        return pd.Series(dtype=float)
-    merged, _, _ = aligned_decisions(inputs=inputs, a=cohorts[0], b=cohorts[1])
-    pairs, _ = binary_pairs(merged, strategy=metrics.parse_strategy("zero"))
+def _frame_pairs(cohorts: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Cohort A's and B's decisions (``cohort_frames`` rows, by cohort name) paired by item, as
+    ``agreement``'s aligned pairs, one per item (``n`` = 1)."""
+    if len(names) < 2 or cohorts.empty:
+        return pd.DataFrame(columns=["response_id", "verdict_a", "unresolved_a", "verdict_b", "unresolved_b", "n"])
+    fa, fb = (cohorts[cohorts["cohort"] == name] for name in names)
+    merged = fa[[*ITEM, "verdict", "unresolved"]].merge(fb[[*ITEM, "verdict", "unresolved"]], on=ITEM, suffixes=("_a", "_b"))
+    binary = set(Criterion.objects.filter(pk__in=merged["criterion_id"].unique().tolist(), kind="binary")
+                 .values_list("pk", flat=True))
+    merged = merged[merged["criterion_id"].isin(binary).to_numpy()]
+    return merged.drop(columns="criterion_id").assign(n=1)
+
+
+def _case_mf1(pairs: pd.DataFrame) -> pd.Series:
+    """Case-level MF1 per response between the first two cohorts (NaN where undefined), from the
+    paired binary decisions tallied per response (``pairs``: response_id, verdict_a, unresolved_a,
+    verdict_b, unresolved_b, n): each tally goes through ``agreement``'s pairing (cannot assess as
+    not met, a tie as a disagreement), then the counts through the MF1 definition."""
     if pairs.empty:
         return pd.Series(dtype=float)
-    per = metrics.case_level_mf1(pairs, keys=("response_id",)).per_group
-    return per.set_index("response_id")["mf1"]
+    tallies = pairs.reset_index(drop=True)
+    rows = tallies.assign(criterion_id=np.arange(len(tallies)), kind="binary", weight=1.0, model=None, case_id=None,
+                          invalid_b=0)  # weight counts only under the FAIL strategy; the queue's is ZERO
+    paired, _ = binary_pairs(rows, strategy=metrics.parse_strategy("zero"))
+    n = tallies["n"].to_numpy(dtype=np.int64)[paired["criterion_id"].to_numpy()]
+    a, b = paired["a"].to_numpy(dtype=np.int64), paired["b"].to_numpy(dtype=np.int64)
+    counts = pd.DataFrame({"response_id": paired["response_id"].to_numpy(), "tp": n * (a & b), "fp": n * ((1 - a) & b),
+                           "fn": n * (a & (1 - b)), "tn": n * ((1 - a) & (1 - b))}).groupby("response_id").sum()
+    return pd.Series(metrics.mf1_from_counts(counts["tp"], counts["fp"], counts["fn"], counts["tn"]), index=counts.index)
+
+
+def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
+    """``selectors.cohort_disputes`` of the first two cohorts, kept in the cache under the project's
+    fingerprint without its adjudications: counting a full-scale project's labels takes seconds,
+    and the queue is asked for again after every adjudication, which changes no cohort decision.
+    Any change of a label, an assignment's status, a cohort or the rubric makes a new key."""
+    pair = [c.obj for c in cohorts[:2]] + [None, None]
+    fingerprint = selectors.project_fingerprint(project=project, adjudications=False)
+    key = f"evalsite:queue-disputes:{project.pk}:{fingerprint}:{'-'.join(str(c.pk) for c in pair if c)}"
+    counted = cache.get(key)
+    if counted is None:
+        counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
+        cache.set(key, counted, CACHE_SECONDS)
+    return counted
+
+
+def queue_disputes(*, inputs: ReportInputs, cohorts) -> tuple[pd.DataFrame, pd.Series, int]:
+    """The disputed items (response_id, criterion_id; over every cohort, by the gold rule) and the
+    case-level MF1 of each response between ``cohorts`` (the first two), of the responses reports
+    count, and how many draft labels the project has (none of them counted). Counted in the
+    database (``selectors.cohort_disputes``); the responses whose labels counts cannot decide
+    (options, values, a third cohort) are decided through the decision frames."""
+    counted = _counted_disputes(project=inputs.project, cohorts=cohorts)
+    disputed, pairs = counted.disputed, counted.pairs
+    if counted.fallback:
+        fallback = sorted(counted.fallback)
+        disputed = disputed[~disputed["response_id"].isin(fallback)]
+        pairs = pairs[~pairs["response_id"].isin(fallback)]
+        frames = selectors.cohort_frames(project=inputs.project, response_ids=fallback)
+        if len(frames):
+            settled = metrics.gold_decide(frames, None, keys=ITEM)
+            disputed = pd.concat([disputed, settled.loc[settled["provenance"] == UNRESOLVED, ITEM]], ignore_index=True)
+            pairs = pd.concat([pairs, _frame_pairs(frames, [c.name for c in cohorts[:2]])], ignore_index=True)
+    counted_responses = inputs.response_keys.index
+    disputed = disputed[disputed["response_id"].isin(counted_responses)].astype("int64")
+    pairs = pairs[pairs["response_id"].isin(counted_responses)]
+    mf1 = _case_mf1(pairs) if len(cohorts) >= 2 else pd.Series(dtype=float)
+    return disputed.reset_index(drop=True), mf1, counted.drafts
+
+
+def _criteria_by_response(items: pd.DataFrame) -> dict[int, list[int]]:
+    """{response_id: its criterion ids, ascending} of (response_id, criterion_id) rows."""
+    if items.empty:
+        return {}
+    response, criterion = items["response_id"].to_numpy(), items["criterion_id"].to_numpy()
+    order = np.lexsort((criterion, response))
+    response = response[order]
+    starts = np.flatnonzero(np.r_[True, response[1:] != response[:-1]])
+    ends = np.r_[starts[1:], len(response)]
+    criteria = criterion[order].tolist()  # one list, sliced: far faster than an array per response
+    return {r: criteria[s:e] for r, s, e in zip(response[starts].tolist(), starts.tolist(), ends.tolist())}
+
+
+def _tag_list(raw) -> list[str]:
+    if isinstance(raw, str):
+        raw = json.loads(raw)
+    return [str(t) for t in raw or []]
+
+
+def _distinct_tag_lists(project: Project) -> list[list[str]]:
+    """The distinct tag lists of the project's criteria (a few, where criteria number thousands)."""
+    return [_tag_list(raw) for raw in Criterion.objects.filter(project=project).order_by().values_list(
+        "tags", flat=True).distinct()]
+
+
+def _criterion_tags(project: Project) -> dict[int, list[str]]:
+    """Each tagged criterion's tags, by criterion id (the tag filter)."""
+    return {pk: tags for pk, raw in Criterion.objects.filter(project=project).order_by().values_list("pk", "tags")
+            if (tags := _tag_list(raw))}
 
 
 def _matches(item: QueueItem, filters: dict, cases: dict, tags: dict) -> bool:
@@ -119,17 +219,14 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
         raise ValueError(f"threshold {threshold} is not between 0 and 1")
     inputs = inputs or ReportInputs(project)
     cohorts = project_sources(project=project)["cohorts"][:2]
-    responses, cases = inputs.responses, inputs.cases
+    responses, cases = inputs.response_keys, inputs.cases
 
-    cohort_decisions = inputs.cohort_decisions
-    settled = metrics.gold_decide(cohort_decisions, None, keys=ITEM)
-    disputed = settled.loc[settled["provenance"] == UNRESOLVED, ITEM]
+    disputed, mf1, drafts = queue_disputes(inputs=inputs, cohorts=cohorts)
     adjudicated = fetch_frame(Adjudication.objects.filter(project=project).values_list(*ITEM), ITEM)
     adjudicated = adjudicated.merge(disputed, on=ITEM, how="inner")
-    mf1 = _case_mf1(inputs, cohorts)
 
-    by_response = disputed.groupby("response_id")["criterion_id"].apply(list).to_dict()
-    done_by_response = adjudicated.groupby("response_id")["criterion_id"].apply(list).to_dict()
+    by_response = _criteria_by_response(disputed)
+    done_by_response = _criteria_by_response(adjudicated)
     low = mf1[mf1 < threshold].index
     candidates = sorted((set(by_response) | set(int(r) for r in low)) & set(responses.index))
     rows = responses.loc[candidates, ["external_id", "case_id", "model", "position"]]
@@ -143,14 +240,12 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
             response_id=int(response_id), external_id=str(external_id), case_id=int(case_id),
             case_external_id=str(case_external[case_id]), model=str(model), position=int(position),
             case_mf1=None if pd.isna(value) else float(value),
-            disputed=sorted(int(c) for c in by_response.get(response_id, [])),
-            adjudicated=sorted(int(c) for c in done_by_response.get(response_id, [])),
+            disputed=by_response.get(response_id, []), adjudicated=done_by_response.get(response_id, []),
         ))
     items.sort(key=lambda i: (i.case_mf1 is None, i.case_mf1 if i.case_mf1 is not None else 0.0, i.position, i.response_id))
-    tags = inputs.criteria["tags"]
     if set(filters) - {"status"}:
         case_rows = cases[["difficulty", "register", "task_themes", "specialties"]].to_dict("index")
-        tag_lists = tags.to_dict() if "tag" in filters else {}
+        tag_lists = _criterion_tags(project) if "tag" in filters else {}
         items = [i for i in items if _matches(i, filters, case_rows, tag_lists)]
     counts = {"total": len(items), "open": sum(1 for i in items if i.status == "open")}
     counts["done"] = counts["total"] - counts["open"]
@@ -162,18 +257,18 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
         "register": sorted(v for v in cases["register"].dropna().unique() if v),
         "theme": sorted({t for themes in cases["task_themes"] for t in themes}),
         "specialty": sorted({s for values in cases["specialties"] for s in values}),
-        "tag": sorted({t for values in tags for t in values}),
+        "tag": sorted({str(t) for values in _distinct_tag_lists(project) for t in values}),
         "status": list(STATUSES),
     }
     return Queue(threshold=threshold, cohorts=[c.name for c in cohorts], items=items, counts=counts,
-                 excluded_cases=inputs.n_excluded_cases, draft_labels=inputs.n_draft_labels, criteria=inputs.criteria,
+                 excluded_cases=inputs.n_excluded_cases, draft_labels=drafts, project=project,
                  choices=choices)
 
 
 def queue_json(queue: Queue) -> dict:
     """The ``adjudication_queue`` command's result (SPEC §5): items in queue order with the
     criteria still waiting for an adjudicator."""
-    criteria = queue.criteria["criterion_external_id"]
+    criteria = dict(Criterion.objects.filter(project=queue.project).order_by().values_list("pk", "external_id"))
     return {
         "threshold": queue.threshold,
         "n_items": len(queue.items),

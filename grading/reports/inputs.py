@@ -74,10 +74,24 @@ class ReportInputs:
 
     @cached_property
     def responses(self) -> pd.DataFrame:
-        frame = self._responses
+        return self._counted(self._responses)
+
+    def _counted(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The responses of ``frame`` reports count: the model subset's."""
         if self.subset is not None:
             frame = frame[[self.subset.keeps(str(m)) for m in frame["model"]]]
         return frame
+
+    @cached_property
+    def response_keys(self) -> pd.DataFrame:
+        """``responses`` without their text lengths, when ``responses`` is not loaded already:
+        measuring every response's text is most of the read (a queue of 27,500 responses)."""
+        if "responses" in self.__dict__:
+            return self.responses
+        frame = selectors.response_frame(project=self.project, with_length=False)
+        if self.excluded_case_ids:
+            frame = frame[~frame["case_id"].isin(self.excluded_case_ids)]
+        return self._counted(frame)
 
     @cached_property
     def cases(self) -> pd.DataFrame:

@@ -5,34 +5,57 @@ with, as DataFrames loaded in one or two queries each.
 ``judge_frame``, ``judges_frame``, ``gold_frame``), each computed by the rules of
 ``grading.metrics.decisions``; ``frames``: responses, cases and criteria; ``fingerprint``:
 the cache key part that changes whenever a report's inputs change.
+
+The names load on first use (PEP 562): the fingerprint, which every report page reads to find its
+cache entry, needs no pandas, so reading it does not bring the decision frames into a web process.
 """
-from .decisions import COLUMNS as DECISION_COLUMNS  # noqa: F401 - public name
-from .decisions import ITEM as ITEM
-from .decisions import cohort_frame as cohort_frame
-from .decisions import cohort_frames as cohort_frames
-from .decisions import decisions_by_criterion as decisions_by_criterion
-from .decisions import evidence_rows as evidence_rows
-from .decisions import expert_label_rows as expert_label_rows
-from .decisions import gold_decision_frame as gold_decision_frame
-from .decisions import gold_frame as gold_frame
-from .decisions import judge_frame as judge_frame
-from .decisions import judge_hits as judge_hits
-from .decisions import judge_sample_outputs as judge_sample_outputs
-from .decisions import judges_frame as judges_frame
-from .decisions import judgment_rows as judgment_rows
-from .decisions import label_rater_counts as label_rater_counts
-from .decisions import label_rows as label_rows
-from .decisions import panel_members as panel_members
-from .decisions import source_decision_records as source_decision_records
-from .decisions import source_decisions as source_decisions
-from .decisions import source_raters as source_raters
-from .fingerprint import project_fingerprint as project_fingerprint
-from .frames import applicable_pairs as applicable_pairs
-from .frames import case_frame as case_frame
-from .frames import case_metadata_lists as case_metadata_lists
-from .frames import criterion_frame as criterion_frame
-from .frames import fetch_frame as fetch_frame
-from .frames import option_range as option_range
-from .frames import project_model_names as project_model_names
-from .frames import response_frame as response_frame
-from .frames import response_links as response_links
+import importlib
+
+_SOURCES = {  # public name: (module, its name there)
+    "DECISION_COLUMNS": ("decisions", "COLUMNS"),
+    "ITEM": ("decisions", "ITEM"),
+    "cohort_frame": ("decisions", "cohort_frame"),
+    "cohort_frames": ("decisions", "cohort_frames"),
+    "decisions_by_criterion": ("decisions", "decisions_by_criterion"),
+    "evidence_rows": ("decisions", "evidence_rows"),
+    "expert_label_rows": ("decisions", "expert_label_rows"),
+    "gold_decision_frame": ("decisions", "gold_decision_frame"),
+    "gold_frame": ("decisions", "gold_frame"),
+    "judge_frame": ("decisions", "judge_frame"),
+    "judge_hits": ("decisions", "judge_hits"),
+    "judge_sample_outputs": ("decisions", "judge_sample_outputs"),
+    "judges_frame": ("decisions", "judges_frame"),
+    "judgment_rows": ("decisions", "judgment_rows"),
+    "label_rater_counts": ("decisions", "label_rater_counts"),
+    "label_rows": ("decisions", "label_rows"),
+    "panel_members": ("decisions", "panel_members"),
+    "source_decision_records": ("decisions", "source_decision_records"),
+    "source_decisions": ("decisions", "source_decisions"),
+    "source_raters": ("decisions", "source_raters"),
+    "CohortDisputes": ("disputes", "CohortDisputes"),
+    "cohort_disputes": ("disputes", "cohort_disputes"),
+    "project_fingerprint": ("fingerprint", "project_fingerprint"),
+    "applicable_pairs": ("frames", "applicable_pairs"),
+    "case_frame": ("frames", "case_frame"),
+    "case_metadata_lists": ("frames", "case_metadata_lists"),
+    "criterion_frame": ("frames", "criterion_frame"),
+    "fetch_frame": ("frames", "fetch_frame"),
+    "option_range": ("frames", "option_range"),
+    "project_model_names": ("frames", "project_model_names"),
+    "response_frame": ("frames", "response_frame"),
+    "response_links": ("frames", "response_links"),
+}
+__all__ = sorted(_SOURCES)
+
+
+def __getattr__(name: str):
+    if name in _SOURCES:
+        module, attribute = _SOURCES[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SOURCES))

@@ -143,9 +143,11 @@ def cohort_frame(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:
     return cohort_decide(rows, keys=ITEM)[COLUMNS] if len(rows) else _empty()
 
 
-def cohort_frames(*, project: Project, response_ids=None) -> pd.DataFrame:
-    """Every cohort's decisions at once, with a ``cohort`` column holding the cohort's name."""
-    rows = label_rows(project=project, response_ids=response_ids)
+def cohort_frames(*, project: Project, response_ids=None, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every cohort's decisions at once, with a ``cohort`` column holding the cohort's name.
+    ``rows``: the ``label_rows`` of these responses, when the caller has read them already."""
+    if rows is None:
+        rows = label_rows(project=project, response_ids=response_ids)
     if rows.empty:
         return pd.DataFrame(columns=[*COLUMNS, "cohort"])
     decided = cohort_decide(rows, keys=[*ITEM, "cohort"])

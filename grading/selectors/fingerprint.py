@@ -40,8 +40,10 @@ from annotation.selectors.final import FINAL_STATUSES
 from ..models import Adjudication, Judge, JudgeRun, Judgment, RoutingDesign
 
 
-def project_fingerprint(*, project: Project) -> str:
-    """sha256 (hex, 16 chars) of counts and maxima of the project's decision tables."""
+def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
+    """sha256 (hex, 16 chars) of counts and maxima of the project's decision tables.
+    ``adjudications=False``: of all but the adjudications (what the cohorts decided does not change
+    as an adjudicator settles items)."""
     judges = list(
         Judge.objects.filter(project=project).order_by("pk").values_list("pk", "name", "backend", "model", "condition", "settings")
     )
@@ -55,7 +57,7 @@ def project_fingerprint(*, project: Project) -> str:
         JudgeRun.objects.filter(judge__project=project).aggregate(
             n=Count("id"), m=Max("id"), d=Sum("done_calls"), f=Max("finished_at")
         ),
-        Adjudication.objects.filter(project=project).aggregate(n=Count("id"), u=Max("updated_at")),
+        Adjudication.objects.filter(project=project).aggregate(n=Count("id"), u=Max("updated_at")) if adjudications else None,
         Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
         Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         # Submitting, checking or reopening an assignment turns its labels final or draft.

@@ -13,6 +13,7 @@ import json
 import pandas as pd
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
+from django.db.models import IntegerField, Value
 from django.db.models.functions import Length
 
 from annotation.models import Case, Criterion, Project, Response
@@ -57,15 +58,17 @@ def _copy_frame(connection, sql: str, params, columns: list[str]) -> pd.DataFram
     return pd.read_csv(buffer, names=columns, header=None)
 
 
-def response_frame(*, project: Project, response_ids=None) -> pd.DataFrame:
+def response_frame(*, project: Project, response_ids=None, with_length: bool = True) -> pd.DataFrame:
     """One row per response (of ``response_ids`` only, when given): external_id, case_id, model,
-    author_kind, position, length_chars and rubric_version_id (the rubric its case is judged against)."""
+    author_kind, position, length_chars and rubric_version_id (the rubric its case is judged against).
+    ``with_length=False``: length_chars left empty (measuring every text is most of the read)."""
     qs = Response.objects.filter(project=project)
     if response_ids is not None:
         qs = qs.filter(pk__in=list(response_ids))
+    length = Length("text") if with_length else Value(None, output_field=IntegerField())
     rows = (
         qs.order_by()
-        .annotate(length_chars=Length("text"))
+        .annotate(length_chars=length)
         .values_list("pk", "external_id", "case_id", "model", "author_kind", "position", "length_chars",
                      "case__rubric_version_id")
     )

@@ -1,11 +1,10 @@
-"""The data section of the project page: export gold, import a bundle, and the recent jobs."""
+"""The data section of the project page: export gold, import a bundle, and the recent jobs (the
+project's jobs page lists them all)."""
 from django import template
 from django.template.loader import render_to_string
 
-from annotation.access import user_may
-
 from ..forms import BundleUploadForm, NewProjectUploadForm
-from ..models import DataJob
+from ..jobs import data_jobs_for
 
 register = template.Library()
 RECENT_JOBS = 5
@@ -16,12 +15,11 @@ def data_section_context(*, project, user, form=None, started: int | str | None 
     sees exports, not the managers' imports, whose status partial would answer them 403).
     ``started``: the id of a job the user has just started, followed by a banner (ignored unless it
     is one of the jobs listed)."""
-    may_export = user_may(project=project, user=user, action="export")
-    may_import = user_may(project=project, user=user, action="manage")
-    kinds = [kind for kind, allowed in ((DataJob.EXPORT, may_export), (DataJob.IMPORT, may_import)) if allowed]
-    recent = list(DataJob.objects.filter(project=project, kind__in=kinds).select_related("user")[:RECENT_JOBS])
+    may_export, may_import, every = data_jobs_for(project=project, user=user)
+    recent = list(every[:RECENT_JOBS])
     return {
         "project": project, "may_export": may_export, "may_import": may_import, "jobs": recent,
+        "jobs_total": every.count(),
         "started": next((job for job in recent if str(job.pk) == str(started) and job.user_id == user.pk), None),
         "form": form or BundleUploadForm(),
     }

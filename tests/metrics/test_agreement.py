@@ -12,6 +12,7 @@ from grading.metrics import (
     case_level_mf1,
     krippendorff_alpha,
     mf1_by_group,
+    mf1_from_counts,
     ordinal_agreement,
 )
 
@@ -103,6 +104,14 @@ def test_case_level_per_group_lists_undefined_case_and_low_tail():
     assert by_key.loc[("m1", "c2"), "n"] == 4
     tail = result.low_agreement()
     assert list(zip(tail["model"], tail["case"])) == [("m2", "c2")]
+
+def test_mf1_from_counts_is_case_level_mf1_of_the_counted_pairs():
+    # (m1, c1) the hand-worked 2×2 table, then total disagreement, then a class in neither source.
+    mf1 = mf1_from_counts(tp=[3, 0, 4], fp=[1, 1, 0], fn=[1, 1, 0], tn=[5, 0, 0])
+    assert mf1[0] == pytest.approx((0.75 + 10 / 12) / 2) and mf1[1] == 0 and np.isnan(mf1[2])
+    per = case_level_mf1(_case_frame()).per_group
+    assert mf1_from_counts(per["tp"], per["fp"], per["fn"], per["tn"]) == pytest.approx(per["mf1"].to_numpy(), nan_ok=True)
+
 
 def test_case_level_threshold_moves_the_tail():
     result = case_level_mf1(_case_frame(), threshold=0.9)

@@ -148,4 +148,4 @@ def test_the_project_page_section_is_for_managers(qc_project, manager):
     qc_screen(project=qc_project, source="cohort:group-1", models=SCREENING)
     html = template.render(Context({"project": qc_project, "request": request}))
     assert 'id="project-quality"' in html and f'href="{page()}"' in html
-    assert "<th>excluded</th><td class=\"num\"><strong>3</strong>" in html
+    assert '<th class="num">excluded</th>' in html and '<td class="num" data-count="excluded"><strong>3</strong>' in html
