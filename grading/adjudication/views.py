@@ -15,14 +15,20 @@ from django.views.decorators.http import require_POST
 from annotation.access import project_get_for
 from annotation.models import Criterion, Response
 
-from ..reports.adjudication_queue import FILTERS, adjudication_queue
 from .forms import AdjudicationForm
 from .item import adjudication_item
 from .services import AdjudicationConflict, adjudication_record
 
 
+def _queue():
+    """The queue report's module: it brings pandas, so it loads with the first queue read, not with the URLs."""
+    from ..reports import adjudication_queue  # lazy: pandas and the report code load on first use
+
+    return adjudication_queue
+
+
 def _filters(request) -> dict:
-    return {name: request.GET.get(name, "") for name in FILTERS if request.GET.get(name)}
+    return {name: request.GET.get(name, "") for name in _queue().FILTERS if request.GET.get(name)}
 
 
 @login_required
@@ -31,9 +37,9 @@ def queue_page(request, slug: str):
     filters = _filters(request)
     error = None
     try:
-        queue = adjudication_queue(project=project, filters=filters)
+        queue = _queue().adjudication_queue(project=project, filters=filters)
     except ValueError as exc:
-        error, queue = str(exc), adjudication_queue(project=project)
+        error, queue = str(exc), _queue().adjudication_queue(project=project)
     page = Paginator(queue.items, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -92,7 +98,7 @@ def next_item(request, slug: str):
     """The first open item of the queue (after ``?after=<response id>``, wrapping around), or the
     queue page when nothing is left."""
     project = project_get_for(user=request.user, action="adjudicate", slug=slug)
-    queue = adjudication_queue(project=project, filters={**_filters(request), "status": "open"})
+    queue = _queue().adjudication_queue(project=project, filters={**_filters(request), "status": "open"})
     after = request.GET.get("after")
     ids = [i.response_id for i in queue.items]
     if after and after.isdigit() and int(after) in ids:

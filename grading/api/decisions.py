@@ -15,7 +15,6 @@ from annotation.access import project_get_for
 from annotation.models import Criterion, Response
 
 from ..reports.registry import SourceField
-from ..selectors import source_decision_records
 
 
 class DecisionPagination(LimitOffsetPagination):
@@ -62,6 +61,8 @@ class DecisionListApi(APIView):
                 # Not an empty list: the caller named something that is not there (often a database id).
                 raise NotFound(f"No {name} {wanted!r} in project {project.slug!r}; "
                                f"'{name}' is the {name}_id of the bundle, as the decisions list it.")
+        from ..selectors import source_decision_records  # lazy: the decision frames bring pandas
+
         records = source_decision_records(source=source, response_external_id=data.get("response"),
                                           criterion_external_id=data.get("criterion"))
         paginator = DecisionPagination()

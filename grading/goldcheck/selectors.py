@@ -16,13 +16,12 @@ from annotation.models import Assignment, CaseQuality, Cohort, CohortMembership,
 from annotation.selectors.final import FINAL_STATUSES
 from annotation.vocabulary import choice_encode
 
-from ..metrics.decisions import cohort_decide
 from ..metrics.raters import CheckItem, GoldQuality, gold_quality, nominal_kappa, seconds_summary
-from ..selectors import ITEM, gold_decision_frame, label_rows
 
 
 def gold_response_ids(*, project: Project) -> set[int]:
     """Responses with at least one gold decision, of cases quality control kept: what a check item may be."""
+    from ..selectors import gold_decision_frame  # lazy: with the page (the decision frames bring pandas)
     gold = gold_decision_frame(project=project)
     ids = set(int(r) for r in gold["response_id"].unique())
     excluded = set(CaseQuality.objects.filter(project=project, excluded=True).values_list("case_id", flat=True))
@@ -69,6 +68,7 @@ class AnnotatorQuality:
 
 def _check_items(*, project: Project, annotator_ids, submitted_before=None) -> dict[int, list[CheckItem]]:
     """Each annotator's submitted check items in submission order, scored against gold."""
+    from ..selectors import ITEM, gold_decision_frame  # lazy: with the page (the decision frames bring pandas)
     checks = Assignment.objects.filter(project=project, is_check=True, status__in=FINAL_STATUSES,
                                        annotator_id__in=list(annotator_ids))
     if submitted_before is not None:
@@ -99,6 +99,8 @@ def _check_items(*, project: Project, annotator_ids, submitted_before=None) -> d
 def _kappas(*, project: Project, cohort_members: dict[int, list[int]]) -> dict[int, tuple[float | None, int]]:
     """Each annotator's kappa with the decision of the rest of their cohort (their own labels left
     out, so they do not agree with themselves) on the regular items they labelled: {user: (kappa, n)}."""
+    from ..metrics.decisions import cohort_decide  # lazy: with the page (the decision frames bring pandas)
+    from ..selectors import ITEM, label_rows  # lazy: with the page (the decision frames bring pandas)
 
     out = {}
     for cohort in Cohort.objects.filter(project=project, pk__in=list(cohort_members)):

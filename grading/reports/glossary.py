@@ -10,8 +10,6 @@ A test holds every lower-case column name of every report to an entry here.
 import re
 from dataclasses import dataclass
 
-from grading.metrics.strategies import STRATEGY_HELP
-
 
 @dataclass(frozen=True)
 class Term:
@@ -320,4 +318,6 @@ def glossary() -> list[tuple[str, list[Term]]]:
 
 def strategies() -> list[tuple[str, str]]:
     """The cannot-assess strategies with what each does."""
+    from grading.metrics.strategies import STRATEGY_HELP  # lazy: the strategies module brings pandas; the help page only
+
     return [(strategy.value, text) for strategy, text in STRATEGY_HELP.items()]

@@ -19,7 +19,6 @@ from .cache import (
     report_store_failure,
     report_unmark_pending,
 )
-from .inputs import ReportInputs
 from .registry import ReportUnavailable, page_get, report_get
 from .subset import model_subset, subset_parse, subset_summary
 
@@ -41,6 +40,8 @@ def report_page_compute(*, project: Project, page: str, params: dict) -> dict:
     subset = subset_parse(wanted["models"], wanted["exclude_models"]) if wanted else None
     with model_subset(subset):
         result = build(project=project, **params)
+        from .inputs import ReportInputs  # lazy: pandas loads in the worker that computes, not in web processes
+
         inputs = ReportInputs(project)
         judges = project_sources(project=project)["judges"]
         few_shot = {j.spec: len(inputs.fewshot_cases(j)) for j in judges}

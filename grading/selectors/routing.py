@@ -1,6 +1,8 @@
 """Reads of routed labelling: each response's uncertainty as the judges see it, and a cohort's design."""
-import numpy as np
-import pandas as pd
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.db.models import Avg, Case, FloatField, Value, When
 
 from annotation.models import Cohort, Criterion, Project, Response
@@ -8,13 +10,19 @@ from annotation.vocabulary import MET
 
 from ..models import Judge, Judgment, RoutingDesign, RoutingDraw
 
+if TYPE_CHECKING:  # the frames' type only: pandas loads with the functions
+    import pandas as pd
+
 
 def response_uncertainties(*, project: Project, judges: list[Judge], n_criteria: pd.Series) -> pd.Series:
     """The standard deviation of each response's rubric accuracy as ``judges`` see it
     (``metrics.response_uncertainty``: how their decisions, over judges and Monte Carlo samples, split on
     each binary criterion), indexed by response id; ``n_criteria``: N_i per response id. Responses no
     judge decided are absent. Cannot assess counts as not met, as in rubric accuracy."""
-    from grading import metrics  # lazy: numpy/scipy metrics load on first use
+    import numpy as np  # lazy: with the page or the draw, not at start-up
+    import pandas as pd  # lazy: with the page or the draw, not at start-up
+
+    from grading import metrics  # lazy: the metric code loads on first use
 
     shares = (
         Judgment.objects.filter(judge__in=judges, valid=True, criterion__kind=Criterion.BINARY, verdict__isnull=False,
@@ -40,6 +48,8 @@ def routing_design_for(*, cohort: Cohort) -> RoutingDesign | None:
 def routing_draw_frame(*, design: RoutingDesign) -> pd.DataFrame:
     """One row per response of the design (index response_id): uncertainty, probability, draw,
     chosen_round (NaN: not drawn yet) and chosen."""
+    import pandas as pd  # lazy: with the page, not at start-up
+
     rows = RoutingDraw.objects.filter(design=design).order_by("response_id").values_list(
         "response_id", "uncertainty", "probability", "draw", "chosen_round")
     frame = pd.DataFrame.from_records(list(rows), columns=["response_id", "uncertainty", "probability", "draw", "chosen_round"])

@@ -398,7 +398,9 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
                 "/api/projects/{slug}/cohorts/{cohort_id}/members/", "/api/projects/{slug}/assignments/",
                 "/api/projects/{slug}/assignments/{assignment_id}/reassign/", "/api/projects/{slug}/judges/",
                 "/api/projects/{slug}/judges/{judge_id}/", "/api/projects/{slug}/runs/",
-                "/api/projects/{slug}/runs/{run_id}/stop/", "/api/projects/{slug}/runs/{run_id}/resume/"}
+                "/api/projects/{slug}/runs/{run_id}/stop/", "/api/projects/{slug}/runs/{run_id}/resume/",
+                "/api/projects/{slug}/routing/", "/api/projects/{slug}/annotator-quality/",
+                "/api/projects/{slug}/annotator-quality/checks/"}
     assert writes == {"/api/labels/", "/api/assignments/{assignment_id}/submit/", "/api/assignments/{assignment_id}/labels/",
                       "/api/projects/{slug}/adjudications/", "/api/projects/{slug}/gold/"} | managers, (
         "a new write API: check here that an adjudicator cannot use it")
@@ -407,16 +409,16 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
         url = path.format(slug="ward", cohort_id=cohort_row.pk, assignment_id=assignment.pk, judge_id=judge.pk, run_id=1)
         if path.endswith(("/projects/", "/import/")):  # bundle uploads take multipart only
             response = _post(page, url, multipart=upload)
-        elif path.endswith("{judge_id}/"):  # a judge is changed with PATCH and deleted with DELETE
+        elif path.endswith(("{judge_id}/", "/annotator-quality/")):  # changed with PATCH (a judge: deleted with DELETE)
             token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-            for method in ("PATCH", "DELETE"):
+            for method in ("PATCH", "DELETE") if path.endswith("{judge_id}/") else ("PATCH",):
                 response = page.request.fetch(url, method=method, data=json.dumps({"temperature": 1}),
                                               headers={"X-CSRFToken": token, "Referer": page.url,
                                                        "Content-Type": "application/json"})
                 assert response.status == 403, (method, url, response.status)
         else:
             response = _post(page, url, data=json.dumps({"judge": judge.name, "cohort": cohort_row.name, "username": "adj",
-                                                        "role": "manager", "annotator": "adj", "name": "mine"}),
+                                                        "role": "manager", "annotator": "adj", "name": "mine", "budget": 1}),
                              headers={"Content-Type": "application/json"})
         assert response.status in (403, 404), (url, response.status)
     criterion = ward.criteria.get(external_id="c1-ecg")
