@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import project_get_for
 from annotation.models import Cohort, Project
+from evalsite.refusals import form_problems, refusal_text
 
 from ..reports.charts import rolling_chart
 from .rules import MAX_COUNT, MAX_RATE
@@ -30,13 +31,6 @@ class SeedForm(forms.Form):
     seed = forms.IntegerField(min_value=-(2**31), max_value=2**31 - 1)
     cohort = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
-
-def _errors(form: forms.Form) -> str:
-    return "; ".join(f"{field}: {error}" for field, errors in form.errors.items() for error in errors)
-
-
-def _message(exc: ValidationError) -> str:
-    return "; ".join(exc.messages)
 
 
 def quality_charts(*, project: Project, rows) -> dict:
@@ -74,12 +68,12 @@ def quality_settings_submit(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     form = SettingsForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Settings not saved: {_errors(form)}")
+        messages.error(request, f"Settings not saved: {form_problems(form)}")
         return redirect("quality-annotators", slug=slug)
     try:
         changed = quality_settings_update(project=project, data=form.cleaned_data, by=request.user)
     except ValidationError as exc:
-        messages.error(request, f"Settings not saved: {_message(exc)}")
+        messages.error(request, f"Settings not saved: {refusal_text(exc)}")
     else:
         messages.success(request, f"Settings saved ({len(changed)} changed)." if changed else "Nothing changed.")
     return redirect("quality-annotators", slug=slug)
@@ -91,7 +85,7 @@ def quality_seed_submit(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     form = SeedForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"No check items seeded: {_errors(form)}")
+        messages.error(request, f"No check items seeded: {form_problems(form)}")
         return redirect("quality-annotators", slug=slug)
     cohort = None
     if form.cleaned_data.get("cohort"):
@@ -99,7 +93,7 @@ def quality_seed_submit(request, slug: str):
     try:
         result = checks_seed(project=project, by=request.user, seed=form.cleaned_data["seed"], cohort=cohort)
     except ValidationError as exc:
-        messages.error(request, f"No check items seeded: {_message(exc)}")
+        messages.error(request, f"No check items seeded: {refusal_text(exc)}")
     else:
         messages.success(request, f"{result['created']} check items seeded ({result['eligible']} responses with gold "
                                   "decisions to draw from)." if result["created"] else

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation.access import project_get_for
 from annotation.models import Case
 from annotation.templatetags.pager_tags import htmx_partial
+from evalsite.refusals import form_problems, refusal_text
 
 from .rules import MAX_NOTE, OUTCOMES
 from .selectors import qc_lists, qc_screen_choices, qc_summary
@@ -44,13 +45,6 @@ class OutcomeForm(forms.Form):
 class ReinstateForm(forms.Form):
     note = forms.CharField(max_length=MAX_NOTE)
 
-
-def _errors(form: forms.Form) -> str:
-    return "; ".join(f"{field}: {error}" for field, errors in form.errors.items() for error in errors)
-
-
-def _message(exc: Exception) -> str:
-    return "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
 
 
 def _case(project, case_id: int) -> Case:
@@ -98,13 +92,13 @@ def qc_screen_submit(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     form = ScreenForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Screening not run: {_errors(form)}")
+        messages.error(request, f"Screening not run: {form_problems(form)}")
         return redirect("qc-page", slug=slug)
     try:
         result = qc_screen(project=project, source=form.cleaned_data["source"], models=request.POST.getlist("models"),
                            threshold_pct=form.cleaned_data["threshold"], user=request.user)
     except (ValueError, LookupError, ValidationError) as exc:
-        messages.error(request, f"Screening not run: {_message(exc)}")
+        messages.error(request, f"Screening not run: {refusal_text(exc)}")
     else:
         messages.success(request, f"Screened {result['n_cases']} cases: {len(result['flagged'])} flagged at or above "
                                   f"{result['threshold']:g} % for exclusion.")
@@ -117,13 +111,13 @@ def qc_sample_submit(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     form = SampleForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"No sample drawn: {_errors(form)}")
+        messages.error(request, f"No sample drawn: {form_problems(form)}")
         return redirect("qc-page", slug=slug)
     try:
         result = qc_audit_sample(project=project, share=form.cleaned_data["share"], seed=form.cleaned_data["seed"],
                                  user=request.user)
     except (ValueError, ValidationError) as exc:
-        messages.error(request, f"No sample drawn: {_message(exc)}")
+        messages.error(request, f"No sample drawn: {refusal_text(exc)}")
     else:
         messages.success(request, f"Drew {len(result['cases'])} of {result['n_eligible']} cases for audit.")
     return redirect("qc-page", slug=slug)
@@ -137,10 +131,10 @@ def qc_outcome_submit(request, slug: str, case_id: int):
     form = OutcomeForm(request.POST)
     try:
         if not form.is_valid():
-            raise ValidationError(_errors(form))
+            raise ValidationError(form_problems(form))
         qc_audit_record(case=case, outcome=form.cleaned_data["outcome"], note=form.cleaned_data["note"], user=request.user)
     except ValidationError as exc:
-        messages.error(request, f"Case {case.external_id}: {_message(exc)}")
+        messages.error(request, f"Case {case.external_id}: {refusal_text(exc)}")
     else:
         messages.success(request, f"Case {case.external_id}: {form.cleaned_data['outcome']} recorded.")
     return _back(request, slug, f"#qc-case-{case.pk}")
@@ -154,10 +148,10 @@ def qc_reinstate_submit(request, slug: str, case_id: int):
     form = ReinstateForm(request.POST)
     try:
         if not form.is_valid():
-            raise ValidationError(_errors(form))
+            raise ValidationError(form_problems(form))
         qc_reinstate(case=case, user=request.user, note=form.cleaned_data["note"])
     except ValidationError as exc:
-        messages.error(request, f"Case {case.external_id}: {_message(exc)}")
+        messages.error(request, f"Case {case.external_id}: {refusal_text(exc)}")
     else:
         messages.success(request, f"Case {case.external_id} reinstated: it counts in reports again.")
     return _back(request, slug, f"#qc-flagged-{case.pk}")

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.access import project_get_for
 from annotation.models import Cohort
+from evalsite.refusals import form_problems, refusal_text
 
 from .services import MAX_SEED, routing_extend
 
@@ -34,8 +35,7 @@ def routing_extend_submit(request, slug: str):
     project = project_get_for(user=request.user, action="manage", slug=slug)
     form = ExtendForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Nothing drawn: " + "; ".join(f"{field}: {error}" for field, errors in form.errors.items()
-                                                             for error in errors))
+        messages.error(request, f"Nothing drawn: {form_problems(form)}")
         return _back(request, slug)
     cohort = Cohort.objects.filter(project=project, pk=form.cleaned_data["cohort"]).first()
     if cohort is None:
@@ -45,7 +45,7 @@ def routing_extend_submit(request, slug: str):
         done = routing_extend(project=project, cohort=cohort, budget=form.cleaned_data["budget"], by=request.user,
                               seed=form.cleaned_data.get("seed"))
     except ValidationError as exc:
-        messages.error(request, "Nothing drawn: " + "; ".join(exc.messages))
+        messages.error(request, f"Nothing drawn: {refusal_text(exc)}")
         return _back(request, slug)
     messages.success(request, f"Cohort {cohort.name}: {done.chosen_now} more response{'s' if done.chosen_now != 1 else ''} "
                               f"drawn ({done.chosen} of {done.population} in all), {done.assignments} assignment"
