@@ -200,11 +200,13 @@ def label_time(request, assignment_id: int):
 def review_queue(request, slug: str):
     project = get_object_or_404(Project, slug=slug)
     status = request.GET.get("status") or None
-    # The queue is read once: its counts are of every item, its page of the status asked for.
-    membership, every = selectors.review_queue_for_checker(user=request.user, project_id=project.pk)
-    counts = {name: sum(1 for r in every if r.status == name) for name in ("ready", "waiting", "checked")}
-    rows = [r for r in every if r.status == status] if status in counts else every
-    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    # Counted and paged in the database: the page's items are the only ones read.
+    membership, items = selectors.review_queue_for_checker(user=request.user, project_id=project.pk, status=status)
+    counts = selectors.review_queue_counts(membership=membership, user=request.user)
+    paginator = Paginator(items, 50)
+    paginator.count = counts[status] if status in counts else sum(counts.values())  # counted already
+    page = paginator.get_page(request.GET.get("page"))
+    page.object_list = selectors.review_queue_rows(items=page.object_list, membership=membership, user=request.user)
     selectors.review_queue_disagreements(rows=[r for r in page if r.status != "waiting"], cohort=membership.cohort)
     return render(request, "annotation/review_queue.html", {
         "project": project, "cohort": membership.cohort, "page": page, "status": status, "counts": counts,
@@ -212,8 +214,8 @@ def review_queue(request, slug: str):
 
 
 def _next_ready(user, project_id: int, after: int | None = None) -> int | None:
-    _, rows = selectors.review_queue_for_checker(user=user, project_id=project_id, status="ready")
-    return next((r.response_id for r in rows if r.response_id != after), None)
+    _, items = selectors.review_queue_for_checker(user=user, project_id=project_id, status="ready")
+    return next((item["response_id"] for item in items[:2] if item["response_id"] != after), None)
 
 
 @login_required

@@ -43,14 +43,22 @@ def assignment_select_list(vendor: str, whole_criteria: bool) -> str:
     return f"{quoted('a', ASSIGNMENT_COLUMNS)}, {quoted('c', criterion_columns)}, {quoted('l', LABEL_COLUMNS)}"
 
 
+@functools.cache
+def _instance_plan(model, columns: tuple[str, ...]) -> tuple[tuple[int, object], ...]:
+    """For each of the model's concrete fields, in its order: where its value is in a row of
+    ``columns`` (-1 when the row does not have it) and the field if it converts database values."""
+    where = {name: i for i, name in enumerate(columns)}
+    return tuple((where.get(fld.attname, -1), fld if hasattr(fld, "from_db_value") else None)
+                 for fld in model._meta.concrete_fields)
+
+
 def instance(model, columns: Sequence[str], values):
     """A model instance from raw column values (the other fields deferred), JSON decoded."""
-    given = dict(zip(columns, values))
     row = []
-    for fld in model._meta.concrete_fields:  # from_db takes values in the model's field order
-        value = given.get(fld.attname, DEFERRED)
-        if value is not None and value is not DEFERRED and hasattr(fld, "from_db_value"):
-            value = fld.from_db_value(value, None, connection)
+    for i, converts in _instance_plan(model, tuple(columns)):  # from_db takes values in the model's field order
+        value = DEFERRED if i < 0 else values[i]
+        if converts is not None and value is not None and value is not DEFERRED:
+            value = converts.from_db_value(value, None, connection)
         row.append(value)
     return model.from_db(connection.alias, list(columns), row)
 

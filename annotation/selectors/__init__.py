@@ -21,8 +21,10 @@ from .review import ReviewRow as ReviewRow
 from .review import response_number as response_number
 from .review import review_item_get_for_checker as review_item_get_for_checker
 from .review import review_page_data as review_page_data
+from .review import review_queue_counts as review_queue_counts
 from .review import review_queue_disagreements as review_queue_disagreements
 from .review import review_queue_for_checker as review_queue_for_checker
+from .review import review_queue_rows as review_queue_rows
 from .review import review_rows as review_rows
 from .work import OPEN_STATUSES as OPEN_STATUSES
 from .work import CriterionRow as CriterionRow

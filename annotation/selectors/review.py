@@ -10,6 +10,8 @@ a 404, so its existence is not revealed either.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db import connection
+from django.db.models import Case, Count, F, IntegerField, Max, Q, Value, When
 from django.http import Http404
 
 from ..models import Assignment, Cohort, CohortMembership, Criterion, Label, Project, Response
@@ -198,36 +200,68 @@ class QueueRow:
 STATUS_ORDER = {"ready": 0, "waiting": 1, "checked": 2}
 
 
-def review_queue_for_checker(*, user, project_id: int, status: str | None = None) -> tuple[CohortMembership, list[QueueRow]]:
-    """The checker's cohort and its review items: every response with at least one submitted
-    assignment — ready ones first (oldest submission first), then those waiting for an
-    annotator, then the checked ones. ``status`` keeps one of ready / waiting / checked."""
+def _queue_items(*, cohort_id: int, checker_id: int):
+    """One row per response of the cohort with at least one submitted assignment (the checker's
+    own assignments and check items left out), grouped in the database: its case, position, last
+    submission and ``rank``, the place of its status in ``STATUS_ORDER`` (checked when every
+    assignment is checked, ready when every one is submitted or checked, else waiting)."""
+    every, reviewable = Count("id"), Count("id", filter=Q(status__in=REVIEWABLE))
+    return (
+        Assignment.objects.filter(cohort_id=cohort_id, is_check=False).exclude(annotator_id=checker_id)
+        .values("response_id").order_by()
+        .alias(n_every=every, n_checked=Count("id", filter=Q(status=Assignment.CHECKED)))
+        .annotate(case=F("response__case__external_id"), case_id=F("response__case_id"), position=F("response__position"),
+                  last_submitted=Max("submitted_at"), n_reviewable=reviewable,
+                  rank=Case(When(Q(n_checked=F("n_every")), then=Value(STATUS_ORDER["checked"])),
+                            When(Q(n_reviewable=F("n_every")), then=Value(STATUS_ORDER["ready"])),
+                            default=Value(STATUS_ORDER["waiting"]), output_field=IntegerField()))
+        .filter(n_reviewable__gt=0)
+    )
+
+
+def _queue_order(items):
+    """Ready items first (oldest submission first), then those waiting for an annotator, then the checked."""
+    return items.order_by("rank", F("last_submitted").asc(nulls_last=True), "case", "position", "response_id")
+
+
+def review_queue_for_checker(*, user, project_id: int, status: str | None = None):
+    """The checker's cohort and its review items, in queue order, as a query (each item a dict;
+    ``review_queue_rows`` turns one page of them into ``QueueRow``s). ``status`` keeps one of
+    ready / waiting / checked. Nothing is read until the caller pages through it."""
     membership = membership_get(project_id=project_id, user=user)
     if membership is None or membership.role != CohortMembership.CHECKER:
         raise Http404("You do not check a cohort of this project")
-    rows: dict[int, QueueRow] = {}
-    assignments = (
-        Assignment.objects.filter(cohort=membership.cohort, is_check=False).exclude(annotator_id=user.pk)
-        .order_by("response_id", "annotator__username")
-        .values_list("response_id", "response__case_id", "response__case__external_id", "response__position",
-                     "annotator__username", "status", "submitted_at")
-    )
-    positions = {}
-    for response_id, case_id, case, position, annotator, state, submitted_at in assignments:
-        row = rows.get(response_id)
-        if row is None:
-            row = rows[response_id] = QueueRow(response_id=response_id, case=case, response_number=0)
-            positions[response_id] = (case_id, position)
-        row.annotators.append(annotator)
-        row.statuses.append(state)
-        if submitted_at and (row.submitted_at is None or submitted_at > row.submitted_at):
-            row.submitted_at = submitted_at
-    queue = [row for row in rows.values() if row.submitted]
+    items = _queue_items(cohort_id=membership.cohort_id, checker_id=user.pk)
     if status in STATUS_ORDER:
-        queue = [row for row in queue if row.status == status]
-    _number_responses(queue, positions)
-    queue.sort(key=lambda r: (STATUS_ORDER[r.status], r.submitted_at is None, r.submitted_at, r.case, r.response_number))
-    return membership, queue
+        items = items.filter(rank=STATUS_ORDER[status])
+    return membership, _queue_order(items)
+
+
+def review_queue_counts(*, membership: CohortMembership, user) -> dict[str, int]:
+    """How many items of the checker's queue are ready, waiting and checked: counted in the database."""
+    grouped = _queue_items(cohort_id=membership.cohort_id, checker_id=user.pk)
+    sql, params = grouped.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT q.rank, COUNT(*) FROM ({sql}) q GROUP BY q.rank", params)
+        by_rank = dict(cursor.fetchall())
+    return {name: by_rank.get(rank, 0) for name, rank in STATUS_ORDER.items()}
+
+
+def review_queue_rows(*, items, membership: CohortMembership, user) -> list[QueueRow]:
+    """``QueueRow``s of the given queue items (one page of ``review_queue_for_checker``): their
+    annotators and statuses and each response's number in its case, read for those items only."""
+    items = list(items)
+    rows = {item["response_id"]: QueueRow(response_id=item["response_id"], case=item["case"], response_number=0,
+                                          submitted_at=item["last_submitted"]) for item in items}
+    for response_id, annotator, state in (
+        Assignment.objects.filter(cohort_id=membership.cohort_id, is_check=False, response_id__in=list(rows))
+        .exclude(annotator_id=user.pk).order_by("response_id", "annotator__username")
+        .values_list("response_id", "annotator__username", "status")
+    ):
+        rows[response_id].annotators.append(annotator)
+        rows[response_id].statuses.append(state)
+    _number_responses(list(rows.values()), {item["response_id"]: (item["case_id"], item["position"]) for item in items})
+    return list(rows.values())
 
 
 def _number_responses(rows: list[QueueRow], positions: dict[int, tuple[int, int]]) -> None:

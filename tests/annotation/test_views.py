@@ -273,7 +273,7 @@ def test_list_pages_have_bounded_query_counts(db, login_client, django_assert_ma
     with django_assert_max_num_queries(6):
         assert "8 of 8 done" in client.get("/").content.decode()
     client = login_client("chk1")
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(9):
         html = client.get("/review/lists/").content.decode()
     assert html.count("/review/items/") == 16
     client = login_client("res")

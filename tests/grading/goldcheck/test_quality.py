@@ -21,6 +21,7 @@ from annotation.selectors import (
     labels_draft_count,
     review_item_get_for_checker,
     review_queue_for_checker,
+    review_queue_rows,
     review_rows,
 )
 from grading.goldcheck.selectors import annotator_feedback, annotator_quality
@@ -110,7 +111,8 @@ def test_a_checker_never_reviews_a_check_item_and_it_turns_checked_with_the_revi
     _work(gold_study)
     checker = gold_study.users["chk1"]
     check = Assignment.objects.filter(annotator__username="careful", is_check=True).first()
-    _, queue = review_queue_for_checker(user=checker, project_id=gold_study.project.pk)
+    membership, items = review_queue_for_checker(user=checker, project_id=gold_study.project.pk)
+    queue = review_queue_rows(items=items, membership=membership, user=checker)
     checks = set(Assignment.objects.filter(is_check=True).values_list("response_id", "annotator__username"))
     assert queue and not any((row.response_id, name) in checks for row in queue for name in row.annotators)
     # The review of a response x1 labelled (a check response of careful's): careful is not on it.
