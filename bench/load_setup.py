@@ -73,6 +73,7 @@ def bench_environment(database_url: str) -> dict:
 
 def seed(*, annotators: int, items: int, criteria: int) -> list[dict]:
     """One blind project and, per annotator, a session, a CSRF secret and its (assignment, criteria)."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
     from django.contrib.sessions.backends.db import SessionStore
     from rest_framework.authtoken.models import Token
@@ -108,7 +109,7 @@ def seed(*, annotators: int, items: int, criteria: int) -> list[dict]:
     for user in User.objects.filter(username__startswith="load").order_by("username"):
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         work = [

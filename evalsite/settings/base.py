@@ -102,7 +102,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # django-axes counts failed logins (the login form and the admin's): after AXES_FAILURE_LIMIT
 # failures for one user name, or from one address, that user or address waits AXES_COOLOFF_TIME.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Django's ModelBackend, with the session's user read by one plain statement (evalsite.auth_backends).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "evalsite.auth_backends.UserBackend"]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
