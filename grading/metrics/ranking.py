@@ -1,13 +1,15 @@
 """Comparing two rankings of the same models. Threshold sensitivity (coverage) and
 cross-grader robustness (judges) both ask how far a second score per model reorders
 the models: Spearman's rho and Kendall's tau from scipy over the models both sides
-scored, plus top-n overlap. A ranking sorts by score descending and breaks ties by
+scored (remembered per pair of rankings: a bootstrap asks for the same few thousands of times),
+plus top-n overlap. A ranking sorts by score descending and breaks ties by
 model name, so the top-n sets are deterministic; top-n overlap is the fraction
 |top_n(a) ∩ top_n(b)| / min(n, number of models), in [0, 1].
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Mapping
@@ -42,7 +44,10 @@ def _finite_scores(scores: Mapping[str, float]) -> dict[str, float]:
 
 def rank_models(scores: Mapping[str, float]) -> list[str]:
     """Model names best first: score descending, ties broken by name; NaN/None scores are left out."""
-    clean = _finite_scores(scores)
+    return _best_first(_finite_scores(scores))
+
+
+def _best_first(clean: Mapping[str, float]) -> list[str]:
     return sorted(clean, key=lambda m: (-clean[m], str(m)))
 
 
@@ -50,12 +55,17 @@ def top_n_overlap(a: Mapping[str, float], b: Mapping[str, float], *, n: int) -> 
     """Fraction of the top-n models of `a` that are also top-n in `b`, over the models both scored."""
     if n < 1:
         raise MetricError("n must be at least 1")
-    common = set(_finite_scores(a)) & set(_finite_scores(b))
+    return _top_n_overlap(_finite_scores(a), _finite_scores(b), n)
+
+
+def _top_n_overlap(a: Mapping[str, float], b: Mapping[str, float], n: int) -> float | None:
+    """``top_n_overlap`` of scores already rounded and finite (``_finite_scores``)."""
+    common = set(a) & set(b)
     if not common:
         return None
     size = min(n, len(common))
-    top_a = rank_models({m: a[m] for m in common})[:size]
-    top_b = rank_models({m: b[m] for m in common})[:size]
+    top_a = _best_first({m: a[m] for m in common})[:size]
+    top_b = _best_first({m: b[m] for m in common})[:size]
     return len(set(top_a) & set(top_b)) / size
 
 
@@ -68,6 +78,20 @@ def _correlation(func, x: np.ndarray, y: np.ndarray) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _ranks(values: np.ndarray) -> tuple[int, ...]:
+    """Each value's dense rank (equal values share one): all that Spearman's rho and Kendall's tau read."""
+    return tuple(np.unique(values, return_inverse=True)[1].tolist())
+
+
+@functools.lru_cache(maxsize=65536)
+def _rank_correlations(x_ranks: tuple[int, ...], y_ranks: tuple[int, ...]) -> tuple[float | None, float | None]:
+    """Spearman's rho and Kendall's tau-b by scipy, of two rankings. Both depend on the order of
+    the values alone, so scipy given the dense ranks returns what it returns given the values; a
+    bootstrap of a cross-grader comparison asks for the same few rankings thousands of times."""
+    x, y = np.array(x_ranks, dtype=float), np.array(y_ranks, dtype=float)
+    return _correlation(stats.spearmanr, x, y), _correlation(stats.kendalltau, x, y)
+
+
 def compare_rankings(reference: Mapping[str, float], other: Mapping[str, float]) -> RankComparison:
     """Spearman rho, Kendall tau (tau-b) and top-3 / top-5 overlap of two per-model scores.
 
@@ -78,10 +102,11 @@ def compare_rankings(reference: Mapping[str, float], other: Mapping[str, float])
     models = sorted(set(ref) & set(oth), key=str)
     x = np.array([ref[m] for m in models], dtype=float)
     y = np.array([oth[m] for m in models], dtype=float)
+    rho, tau = _rank_correlations(_ranks(x), _ranks(y))
     return RankComparison(
         n_models=len(models),
-        spearman_rho=_correlation(stats.spearmanr, x, y),
-        kendall_tau=_correlation(stats.kendalltau, x, y),
-        top3_overlap=top_n_overlap(ref, oth, n=3),
-        top5_overlap=top_n_overlap(ref, oth, n=5),
+        spearman_rho=rho,
+        kendall_tau=tau,
+        top3_overlap=_top_n_overlap(ref, oth, 3),
+        top5_overlap=_top_n_overlap(ref, oth, 5),
     )

@@ -46,3 +46,29 @@ def test_scores_equal_but_for_summation_noise_are_a_tie():
     reference = {"a": 0.2, "b": 0.4, "c": 0.1, "d": 0.9}
     assert compare_rankings(reference, noisy) == compare_rankings(reference, exact)
     assert rank_models(noisy) == rank_models(exact) == ["d", "a", "b", "c"]
+
+
+def test_correlations_by_rankings_are_scipys_on_the_values_exactly():
+    """compare_rankings asks scipy once per pair of rankings (dense ranks) and remembers the answer:
+    Spearman's rho and Kendall's tau-b read only the order of the values, so each figure is the
+    very float scipy gives on the values themselves, ties, constant sides and two models included."""
+    import numpy as np
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        n = int(rng.integers(2, 13))
+        x = np.round(rng.normal(size=n), int(rng.integers(0, 3)))  # few decimals: ties on both sides
+        y = np.round(x + rng.normal(size=n) * rng.uniform(0, 2), int(rng.integers(0, 3)))
+        if rng.random() < 0.05:
+            y[:] = 1.0
+        names = [f"m{i}" for i in range(n)]
+        got = compare_rankings(dict(zip(names, x)), dict(zip(names, y)))
+
+        def scipy_on_values(function):
+            if np.all(x == x[0]) or np.all(y == y[0]):
+                return None
+            value = float(function(x, y).statistic)
+            return value if math.isfinite(value) else None
+
+        assert (got.spearman_rho, got.kendall_tau) == (scipy_on_values(stats.spearmanr), scipy_on_values(stats.kendalltau))
