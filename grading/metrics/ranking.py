@@ -83,7 +83,7 @@ def _ranks(values: np.ndarray) -> tuple[int, ...]:
     return tuple(np.unique(values, return_inverse=True)[1].tolist())
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=8192)
 def _rank_correlations(x_ranks: tuple[int, ...], y_ranks: tuple[int, ...]) -> tuple[float | None, float | None]:
     """Spearman's rho and Kendall's tau-b by scipy, of two rankings. Both depend on the order of
     the values alone, so scipy given the dense ranks returns what it returns given the values; a
