@@ -37,13 +37,15 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
     assert page.locator("#report .vega-chart svg g.role-legend").count() >= 2
     assert page.locator("#report .vega-chart svg g.mark-rule.role-mark").count() >= 1  # human-human reference line
 
+    # Each click navigates: wait for the new page's heading and figures, never read the old page's.
     page.click("nav.report-nav >> text=Coverage")
-    assert page.locator("h1").inner_text() == "Coverage"
-    assert page.locator(".figure-cacs").inner_text() == "25.0 %"
-    assert page.locator("#table-by_model tbody tr").count() == 2
+    expect(page.locator("h1")).to_have_text("Coverage")
+    expect(page.locator(".figure-cacs")).to_have_text("25.0 %")
+    expect(page.locator("#table-by_model tbody tr")).to_have_count(2)
 
     page.click("nav.report-nav >> text=Judges")
-    assert page.locator("#table-fidelity tbody tr").count() == 6  # 2 judges x (2 cohorts + gold)
+    expect(page.locator("h1")).to_have_text("Judges")
+    expect(page.locator("#table-fidelity tbody tr")).to_have_count(6)  # 2 judges x (2 cohorts + gold)
     fidelity = page.locator("#table-fidelity tbody tr", has_text="judge:judge-b").filter(has_text="cohort:group-1")
     expect(fidelity).to_have_count(1)  # (the chart's caption says it too, but is hidden once the chart is drawn)
     page.check("input[type=checkbox][name=ci]")
@@ -56,6 +58,7 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
     page.click("nav.report-nav >> text=Judges")
 
     page.click("nav.report-nav >> text=Bias")
+    expect(page.locator("h1")).to_have_text("Bias")
     expect(page.locator("#bias-anonymized .vega-chart[data-drawn=yes]")).to_have_count(3)
     # consensus, μ ± σ and human-LLM heatmaps: the self-bias cell outlined in each, each with its colour legend
     assert page.locator('#bias-anonymized .vega-chart svg g.mark-rect.role-mark path[stroke-width="3"]').count() == 3
@@ -64,7 +67,8 @@ def test_researcher_opens_every_report(page, login, researcher, screenshots):
 
     page.click("nav.report-nav >> text=Calibration")
     # pooled + per model, for 2 cohorts and 2 judges: (1 + 3) * 2 + (1 + 2) + (1 + 2)
-    assert page.locator("#table-verbosity tbody tr").count() == 14
+    expect(page.locator("h1")).to_have_text("Calibration")
+    expect(page.locator("#table-verbosity tbody tr")).to_have_count(14)
 
     with page.expect_download() as download:
         page.click("#table-verbosity ~ p a, .csv a >> nth=0")
