@@ -15,7 +15,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from .statements import statement_cursor
+from .statements import model_from_row, statement_cursor
 
 
 @functools.cache
@@ -44,11 +44,5 @@ class UserBackend(ModelBackend):
             row = cursor.fetchone()
         if row is None:
             return None
-        values = []
-        for field, value in zip(model._meta.concrete_fields, row):  # converted as the ORM's compiler does
-            column = field.cached_col
-            for converter in db.ops.get_db_converters(column) + column.get_db_converters(db):
-                value = converter(value, column, db)
-            values.append(value)
-        user = model.from_db(DEFAULT_DB_ALIAS, list(names), values)
+        user = model_from_row(model, names, row)
         return user if self.user_can_authenticate(user) else None

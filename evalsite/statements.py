@@ -11,7 +11,10 @@ infer (a bare ``%s`` in a select list). Queries through it are logged and counte
 (a prepared one's text is not repeated in the log: psycopg does not send it again). Elsewhere it
 is Django's own cursor.
 """
+from collections.abc import Sequence
+
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import DEFERRED
 
 
 def statement_cursor(alias: str = DEFAULT_DB_ALIAS):
@@ -26,3 +29,45 @@ def statement_cursor(alias: str = DEFAULT_DB_ALIAS):
         raw = psycopg.Cursor(db.connection)
     db.validate_thread_sharing()  # what Django's own cursor() checks and wraps, in its order
     return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+
+
+def model_from_row(model, columns: Sequence[str], values: Sequence, alias: str = DEFAULT_DB_ALIAS):
+    """The instance Django's ORM would build from a row read by a plain statement: ``values`` are
+    the raw values of ``columns`` (attribute names of ``model``'s concrete fields, in any order),
+    converted by the same converters the ORM's compiler applies (the backend's, then the field's:
+    aware datetimes and booleans on SQLite, decoded JSON); fields not in ``columns`` are deferred.
+
+    The converters of each (model, columns) are looked up once per connection: a request that
+    builds thirty labels pays for the conversion, not for finding it."""
+    db = connections[alias]
+    plans = db.__dict__.setdefault("_evalsite_row_plans", {})
+    key = (model, tuple(columns))
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _row_plan(db, model, key[1])
+    row = []
+    for i, column, converters in plan:  # from_db takes values in the model's field order
+        if i < 0:
+            row.append(DEFERRED)
+            continue
+        value = values[i]
+        for converter in converters:
+            value = converter(value, column, db)
+        row.append(value)
+    return model.from_db(alias, list(columns), row)
+
+
+def _row_plan(db, model, columns: tuple[str, ...]) -> tuple:
+    """For each concrete field of ``model``, in its order: where its value is in a row of
+    ``columns`` (-1 when the row does not have it), its column expression and its converters."""
+    where = {name: i for i, name in enumerate(columns)}
+    unknown = set(where) - {f.attname for f in model._meta.concrete_fields}
+    if unknown:
+        raise ValueError(f"{model.__name__} has no column(s) {sorted(unknown)}")
+    plan = []
+    for field in model._meta.concrete_fields:
+        column = field.cached_col
+        converters = tuple(db.ops.get_db_converters(column) + column.get_db_converters(db)) \
+            if field.attname in where else ()
+        plan.append((where.get(field.attname, -1), column, converters))
+    return tuple(plan)

@@ -8,11 +8,10 @@ from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import DEFERRED
 from django.http import Http404
 
 from evalsite.converters import id_in_range
-from evalsite.statements import statement_cursor
+from evalsite.statements import model_from_row, statement_cursor
 
 from ..models import Assignment, CohortMembership, Criterion, Label
 from .rules import CriterionRule, LabelChange, Target
@@ -41,26 +40,6 @@ def assignment_select_list(vendor: str, whole_criteria: bool) -> str:
     """The columns ``assignment_targets`` reads, quoted for the database (built once per kind)."""
     criterion_columns = CRITERION_COLUMNS if whole_criteria else CRITERION_RULE_COLUMNS
     return f"{quoted('a', ASSIGNMENT_COLUMNS)}, {quoted('c', criterion_columns)}, {quoted('l', LABEL_COLUMNS)}"
-
-
-@functools.cache
-def _instance_plan(model, columns: tuple[str, ...]) -> tuple[tuple[int, object], ...]:
-    """For each of the model's concrete fields, in its order: where its value is in a row of
-    ``columns`` (-1 when the row does not have it) and the field if it converts database values."""
-    where = {name: i for i, name in enumerate(columns)}
-    return tuple((where.get(fld.attname, -1), fld if hasattr(fld, "from_db_value") else None)
-                 for fld in model._meta.concrete_fields)
-
-
-def instance(model, columns: Sequence[str], values):
-    """A model instance from raw column values (the other fields deferred), JSON decoded."""
-    row = []
-    for i, converts in _instance_plan(model, tuple(columns)):  # from_db takes values in the model's field order
-        value = DEFERRED if i < 0 else values[i]
-        if converts is not None and value is not None and value is not DEFERRED:
-            value = converts.from_db_value(value, None, connection)
-        row.append(value)
-    return model.from_db(connection.alias, list(columns), row)
 
 
 def lock_clause() -> str:
@@ -99,14 +78,14 @@ def assignment_targets(*, assignment_id: int, user, changes: list[LabelChange],
     if not rows:
         raise Http404("No such assignment")
     na, nc = len(ASSIGNMENT_COLUMNS), len(CRITERION_COLUMNS if whole_criteria else CRITERION_RULE_COLUMNS)
-    assignment = instance(Assignment, ASSIGNMENT_COLUMNS, rows[0][:na])
+    assignment = model_from_row(Assignment, ASSIGNMENT_COLUMNS, rows[0][:na])
     found: dict[int, tuple[Criterion | CriterionRule, Label | None]] = {}
     for row in rows:
         if row[na] is None:
             continue
-        criterion = instance(Criterion, CRITERION_COLUMNS, row[na:na + nc]) if whole_criteria else \
+        criterion = model_from_row(Criterion, CRITERION_COLUMNS, row[na:na + nc]) if whole_criteria else \
             CriterionRule(*row[na:na + nc])
-        label = instance(Label, LABEL_COLUMNS, row[na + nc:]) if row[na + nc] is not None else None
+        label = model_from_row(Label, LABEL_COLUMNS, row[na + nc:]) if row[na + nc] is not None else None
         found[criterion.pk] = (criterion, label)
     targets = []
     project_id, response_id, cohort_id = assignment.project_id, assignment.response_id, assignment.cohort_id
@@ -147,7 +126,7 @@ def keyed_targets(changes: list[LabelChange]) -> list[Target]:
             cursor.execute(f"SELECT {quoted('c', CRITERION_COLUMNS)} FROM {CRITERIA} c WHERE c.id IN ({placeholders(len(chunk))})",
                            chunk)
             for row in cursor.fetchall():
-                criterion = instance(Criterion, CRITERION_COLUMNS, row)
+                criterion = model_from_row(Criterion, CRITERION_COLUMNS, row)
                 criteria[criterion.pk] = criterion
         cursor.execute(
             f"SELECT o.id, o.project_id, m.user_id, m.role FROM {COHORTS} o LEFT JOIN {MEMBERS} m ON m.cohort_id = o.id"
@@ -167,7 +146,7 @@ def keyed_targets(changes: list[LabelChange]) -> list[Target]:
                 f" (VALUES {values}){lock_clause()}", [v for pair in chunk for v in pair],
             )
             for row in cursor.fetchall():
-                label = instance(Label, LABEL_COLUMNS, row)
+                label = model_from_row(Label, LABEL_COLUMNS, row)
                 if label.role == Label.CHECKER_ROLE:
                     labels[("checker", label.response_id, label.criterion_id, label.cohort_id)] = label
                 else:
