@@ -214,9 +214,11 @@ def scripts_ready(page) -> None:
 
 
 def settled(page) -> None:
-    """Wait until the page has loaded and no htmx request is in flight (htmx marks the element
-    that sent one with ``htmx-request`` until it is answered and swapped)."""
+    """Wait until the page has loaded, no htmx request is in flight (htmx marks the element that
+    sent one with ``htmx-request`` until it is answered) and no swap is still settling (htmx marks
+    swapped-in content ``htmx-added`` and its target ``htmx-settling`` until it has processed the
+    new content's own htmx attributes: a link clicked before that would load a whole page)."""
     from playwright.sync_api import expect
 
     page.wait_for_load_state("load")
-    expect(page.locator(".htmx-request")).to_have_count(0)
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).to_have_count(0)

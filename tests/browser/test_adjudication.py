@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from tests.browser.conftest import scripts_ready
+from tests.browser.conftest import scripts_ready, settled
 from tests.bundles import bundle_parts, write_bundle
 from tests.roles import grant
 
@@ -193,6 +193,7 @@ def test_adjudicator_resolves_an_item_with_the_keyboard_and_exports_gold(page, l
 
     # gold export from the project page: a background job; its page polls until the file is ready
     page.locator("p.muted").get_by_role("link", name="Ward study").click()
+    settled(page)  # loaded: a count of 0 read while the page is still coming in would prove nothing
     expect(page.locator("#import-form")).to_have_count(0)  # adjudicators export, never import
     page.get_by_role("tab", name="Data").click()  # the project page in parts: the data part holds the export
     page.locator("#export-gold").click()
@@ -363,6 +364,7 @@ def test_adjudicator_cannot_run_assign_or_import_nor_see_other_projects(page, lo
     expect(projects).not_to_contain_text("Other study")  # a project without a role is not listed
     expect(projects.get_by_role("link", name="assignments")).to_have_count(0)
     projects.get_by_role("link", name="Ward study").click()
+    settled(page)  # loaded: a count of 0 read while the page is still coming in would prove nothing
     for section in ("#project-judges", "#project-assignments", "#import-form"):  # no way in from the page
         expect(page.locator(section)).to_have_count(0)
     page.get_by_role("tab", name="Data").click()

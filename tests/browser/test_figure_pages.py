@@ -67,8 +67,9 @@ def test_the_human_human_line_is_drawn_over_the_mf1_bars_only(page, login, resea
     login("researcher", "pw-12345")
     page.goto("/projects/mini/reports/judges/")
     charts = page.locator("figure.chart .vega-chart")
-    expect(charts.nth(1)).to_have_attribute("data-drawn", "yes")
     mf1, kappa = charts.nth(0), charts.nth(1)
+    expect(mf1).to_have_attribute("data-drawn", "yes")  # each chart is drawn on its own: wait for both
+    expect(kappa).to_have_attribute("data-drawn", "yes")
     assert "MF1 (macro F1 of met / not met)" in _axis_titles(mf1) and "Cohen's kappa" in _axis_titles(kappa)
     expect(mf1.locator("svg g.mark-rule.role-mark line")).to_have_count(1)
     expect(mf1.locator("svg g.mark-text.role-mark").last).to_contain_text("human–human")

@@ -14,6 +14,7 @@ from django.test import Client
 
 from annotation.models import Project
 from grading.bundles import bundle_import
+from tests.browser.conftest import settled
 from tests.bundles import write_bundle
 from tests.grading.reports.test_intervals_all import bundle, ruler_parts
 from tests.roles import grant
@@ -59,6 +60,7 @@ def test_the_toggle_shows_intervals_beside_their_figures(page, login, projects, 
     page.click("form.report-params >> text=Show")
     header = page.locator(f"{table} th:has-text('{column}')")
     header.wait_for()
+    settled(page)  # the header is there as soon as it is parsed: the rest of the table only once the page has loaded
     index = page.locator(f"{table} th").all_inner_texts().index(column)
     cells = page.locator(f"{table} tbody tr td:nth-child({index + 1})").all_inner_texts()
     assert any(INTERVAL.fullmatch(text) for text in cells), cells
