@@ -93,7 +93,25 @@ def by_hand(figure, cases=CASES):
 
 
 def mf1(truth, prediction):
-    return float(np.mean(f1_score(truth, prediction, labels=[1, 0], average=None, zero_division=np.nan)))
+    """Macro F1 of met (1) and not met (0), written from its definition (F1 = 2TP / (2TP + FP + FN)
+    per class, undefined when that is 0/0): twelve thousand bootstrap draws below, where
+    scikit-learn's validation cost 3 ms a call; checked against scikit-learn's ``f1_score`` next."""
+    truth, prediction = np.asarray(truth), np.asarray(prediction)
+    scores = []
+    for kind in (1, 0):
+        tp = np.sum((truth == kind) & (prediction == kind))
+        wrong = np.sum((truth == kind) != (prediction == kind))  # FP + FN
+        scores.append(np.nan if 2 * tp + wrong == 0 else 2 * tp / (2 * tp + wrong))
+    return float(np.mean(scores))
+
+
+def test_the_by_hand_mf1_is_scikit_learns():
+    rng = np.random.default_rng(3)
+    cases = [([1, 1, 1], [1, 1, 1]), ([0, 0], [0, 0]), ([1, 0], [0, 1]), ([1], [0])]
+    cases += [tuple(rng.integers(0, 2, size=(2, n))) for n in (1, 2, 5, 40, 200) for _ in range(20)]
+    for truth, prediction in cases:
+        theirs = float(np.mean(f1_score(truth, prediction, labels=[1, 0], average=None, zero_division=np.nan)))
+        assert mf1(truth, prediction) == pytest.approx(theirs, nan_ok=True), (truth, prediction)
 
 
 def test_pairwise_weighted_mean_and_grader(cis):
