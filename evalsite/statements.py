@@ -34,19 +34,23 @@ def statement_cursor(alias: str = DEFAULT_DB_ALIAS):
 def model_from_row(model, columns: Sequence[str], values: Sequence, alias: str = DEFAULT_DB_ALIAS):
     """The instance Django's ORM would build from a row read by a plain statement: ``values`` are
     the raw values of ``columns`` (attribute names of ``model``'s concrete fields, in any order),
-    converted by the same converters the ORM's compiler applies (the backend's, then the field's:
-    aware datetimes and booleans on SQLite, decoded JSON); fields not in ``columns`` are deferred.
-
-    The converters of each (model, columns) are looked up once per connection: a request that
-    builds thirty labels pays for the conversion, not for finding it."""
+    converted by the converters the ORM's compiler applies to the same columns (the backend's,
+    then the field's; a foreign key's are those of the field it points to), and handed to
+    ``from_db`` as a query would hand them (names and values in the model's field order, the
+    fields not in ``columns`` deferred). The converters of each (model, columns) are looked up
+    once per connection: a request that builds thirty labels pays for the conversion, not for
+    finding it."""
     db = connections[alias]
     plans = db.__dict__.setdefault("_evalsite_row_plans", {})
     key = (model, tuple(columns))
     plan = plans.get(key)
     if plan is None:
         plan = plans[key] = _row_plan(db, model, key[1])
+    names, fields = plan
+    if len(values) != len(columns):
+        raise ValueError(f"{len(values)} values for {len(columns)} columns of {model.__name__}")
     row = []
-    for i, column, converters in plan:  # from_db takes values in the model's field order
+    for i, column, converters in fields:
         if i < 0:
             row.append(DEFERRED)
             continue
@@ -54,20 +58,22 @@ def model_from_row(model, columns: Sequence[str], values: Sequence, alias: str =
         for converter in converters:
             value = converter(value, column, db)
         row.append(value)
-    return model.from_db(alias, list(columns), row)
+    return model.from_db(alias, names, row)
 
 
-def _row_plan(db, model, columns: tuple[str, ...]) -> tuple:
-    """For each concrete field of ``model``, in its order: where its value is in a row of
-    ``columns`` (-1 when the row does not have it), its column expression and its converters."""
+def _row_plan(db, model, columns: tuple[str, ...]) -> tuple[list[str], tuple]:
+    """The names of ``columns`` in the model's field order, and for each concrete field of
+    ``model``, in that order: where its value is in a row of ``columns`` (-1 when the row does not
+    have it), its column as a query selects it and its converters."""
     where = {name: i for i, name in enumerate(columns)}
     unknown = set(where) - {f.attname for f in model._meta.concrete_fields}
-    if unknown:
-        raise ValueError(f"{model.__name__} has no column(s) {sorted(unknown)}")
-    plan = []
+    if unknown or len(where) != len(columns):
+        problem = f"no column(s) {sorted(unknown)}" if unknown else "a column named twice"
+        raise ValueError(f"{model.__name__} has {problem}: {list(columns)}")
+    fields = []
     for field in model._meta.concrete_fields:
-        column = field.cached_col
+        column = field.get_col(model._meta.db_table)  # as the compiler selects it (a key: its target's type)
         converters = tuple(db.ops.get_db_converters(column) + column.get_db_converters(db)) \
             if field.attname in where else ()
-        plan.append((where.get(field.attname, -1), column, converters))
-    return tuple(plan)
+        fields.append((where.get(field.attname, -1), column, converters))
+    return [f.attname for f in model._meta.concrete_fields if f.attname in where], tuple(fields)
