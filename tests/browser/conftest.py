@@ -162,9 +162,12 @@ def live_server_activity(live_server):
 
 @pytest.fixture
 def page(browser, live_server, live_server_activity):
+    from playwright.sync_api import expect
+
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(10_000)  # a bound, never a wait: every wait is for an event
+    expect.set_options(timeout=10_000)  # expect's own bound (5 s by default), the same on a busy machine
     yield page
     # Leave every page (their unload handlers send their last requests now: the labeling page's
     # active-time beacon), close the context, then wait until the live server has served all of
