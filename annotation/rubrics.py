@@ -179,13 +179,15 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
     to_create, to_update = [], []
     for index, case, canonical, _ in changed_scopes:
         version = results[index][0]
+        given = scopes[index][1]  # the specs as given: a new criterion's guidance and variants go in with it
         for position, spec in enumerate(canonical):
             criterion = existing.get(spec["criterion_id"])
             if criterion is None:
+                guidance, variants = _given(given[position], "guidance", ""), _given(given[position], "variants", {})
                 to_create.append((
                     project.pk, case.pk if case else None, version.pk, spec["criterion_id"], position, spec["text"],
                     spec["kind"], spec["weight"], json.dumps(spec["options"]), json.dumps(spec["tags"]),
-                    spec["min_evidence"], spec.get("checklist_of", ""), "{}",
+                    spec["min_evidence"], spec.get("checklist_of", ""), json.dumps(variants), guidance,
                 ))
                 continue
             criterion.text, criterion.kind, criterion.weight = spec["text"], spec["kind"], spec["weight"]
@@ -197,7 +199,7 @@ def rubrics_freeze(*, project: Project, scopes: list[tuple[Case | None, list[dic
         insert_rows(
             Criterion._meta.db_table,
             ("project_id", "case_id", "rubric_version_id", "external_id", "position", "text", "kind", "weight",
-             "options", "tags", "min_evidence", "checklist_of", "variants"),  # variants: set by _guidance_apply
+             "options", "tags", "min_evidence", "checklist_of", "variants", "guidance"),
             to_create,
         )
     if to_update:
@@ -227,12 +229,20 @@ def _checklists_check(canonical: list[dict], *, case: Case | None) -> None:
                 case=case.external_id if case else None)
 
 
+def _given(spec, field: str, default):
+    """What a spec gives for ``field`` (guidance, variants), ``default`` when it gives nothing."""
+    value = spec.get(field) if isinstance(spec, dict) else None
+    return default if value is None else value
+
+
 def _guidance_apply(*, project: Project, scopes) -> None:
     """The guidance and variants the specs give (``specs.criterion_guidance``,
     ``specs.criterion_variants``; a spec without the key leaves what is stored as it is) written
-    to their criteria, outside the rubric versions."""
-    wanted = {field: {spec["criterion_id"]: spec[field] for _, specs in scopes for spec in specs
-                      if isinstance(spec, dict) and spec.get(field) is not None}
+    to their criteria, outside the rubric versions. A criterion created by this freeze was written
+    with them already: only existing criteria whose guidance or variants changed are updated
+    (Django's bulk update, one CASE per row: 3,600 rows took 4.4 s of a 250-case import)."""
+    wanted = {field: {spec["criterion_id"]: value for _, specs in scopes for spec in specs
+                      if (value := _given(spec, field, None)) is not None}
               for field in ("guidance", "variants")}
     if not any(wanted.values()):
         return

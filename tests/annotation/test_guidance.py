@@ -119,3 +119,25 @@ def test_a_criterion_that_is_no_id_is_a_400_naming_the_field(db, client, django_
     assert "Criterion: " in unescape(answer.content.decode()) and "Nothing was changed" in answer.content.decode()
     assert not AuditEvent.objects.filter(action="guidance").exists()
     assert set(Criterion.objects.filter(project=study.project).values_list("guidance", flat=True)) == {""}
+
+
+def test_new_criteria_are_written_with_their_guidance_and_variants_in_one_go(db, tmp_path):
+    """An import's new criteria carry their guidance and variants in the insert itself: no update
+    of the criteria afterwards (Django's bulk update of 3,600 rows took 4.4 s of a 250-case import)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    parts = bundle_parts()
+    parts["project"]["rubric"][0]["guidance"] = HOW
+    parts["cases"][0]["criteria"][0]["guidance"] = "Quote the line that says so."
+    parts["cases"][0]["criteria"][1]["variants"] = {"paraphrased": "Says it another way."}
+    with CaptureQueriesContext(connection) as queries:
+        bundle_import(path=write_bundle(tmp_path / "guided", parts))
+    table = Criterion._meta.db_table
+    assert not [q["sql"] for q in queries if q["sql"].startswith("UPDATE") and table in q["sql"]]
+    stored = {ext: (guidance, variants) for ext, guidance, variants in Criterion.objects.values_list(
+        "external_id", "guidance", "variants")}
+    assert stored[parts["project"]["rubric"][0]["criterion_id"]] == (HOW, {})
+    assert stored[parts["cases"][0]["criteria"][0]["criterion_id"]] == ("Quote the line that says so.", {})
+    assert stored[parts["cases"][0]["criteria"][1]["criterion_id"]] == ("", {"paraphrased": "Says it another way."})
+    assert sum(1 for guidance, variants in stored.values() if guidance or variants) == 3
