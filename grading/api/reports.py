@@ -149,17 +149,22 @@ TOKEN_PATTERN = r"^[A-Za-z0-9_.:-]{1,8000}$"
 
 def report_status_token(*, project, report: Report, query: dict) -> str:
     """The status URL's token of a report request: its project, report and parameter texts, signed
-    (so the URL needs nothing stored and cannot be made up); identical requests get one token."""
-    return signing.dumps([project.pk, report.key, sorted(query.items())], salt=STATUS_SALT, compress=True)
+    (so the URL needs nothing stored and cannot be made up) without a time in it, so identical
+    requests get one token whenever they are made."""
+    return signing.Signer(salt=STATUS_SALT).sign_object([project.pk, report.key, sorted(query.items())], compress=True)
 
 
 def _status_request(token: str) -> tuple[int, str, dict] | None:
-    """(project id, report key, parameter texts) of a status token, or None for no token of ours."""
-    try:
-        project_id, key, items = signing.loads(token, salt=STATUS_SALT)
-        return int(project_id), str(key), {str(name): str(value) for name, value in items}
-    except (signing.BadSignature, TypeError, ValueError):
-        return None
+    """(project id, report key, parameter texts) of a status token, or None for no token of ours
+    (a token signed with a time, as status URLs handed out before were, is still read)."""
+    # The timed reader first: the plain one would take a timed token's time for part of its payload.
+    for read in (lambda t: signing.loads(t, salt=STATUS_SALT), signing.Signer(salt=STATUS_SALT).unsign_object):
+        try:
+            project_id, key, items = read(token)
+            return int(project_id), str(key), {str(name): str(value) for name, value in items}
+        except (signing.BadSignature, TypeError, ValueError):
+            continue
+    return None
 
 
 def _pending(request, project, report: Report, query: dict, since: float) -> ApiResponse:

@@ -96,6 +96,31 @@ def test_a_request_queues_one_computation_and_its_status_url_answers_with_the_re
     assert computed == ["counts"]
 
 
+def test_identical_requests_get_one_status_url_whenever_they_are_made(declared, viewer, queued, monkeypatch):
+    """The status URL is named by the request alone: a second identical request made seconds later
+    (the same second or not: CI saw two concurrent ones straddle one) gets the same URL. A status
+    URL signed with a time, as they were handed out before, still answers."""
+    import time
+
+    from django.core import signing
+
+    from grading.api.reports import STATUS_SALT
+
+    first = viewer.get(URL, {"ci": "true"})
+    later = time.time() + 5
+    monkeypatch.setattr(signing.time, "time", lambda: later)
+    second = viewer.get(URL, {"ci": "true"})
+    assert first.status_code == second.status_code == 202 and len(queued) == 1
+    assert first["Location"] == second["Location"] == second.json()["status_url"]
+    report_compute(**queued[0])
+    token = first["Location"].rstrip("/").rsplit("/", 1)[1]
+    payload = signing.Signer(salt=STATUS_SALT).unsign_object(token)
+    timed = signing.dumps(payload, salt=STATUS_SALT, compress=True)
+    old = viewer.get(f"/api/projects/mini/reports/status/{timed}/")
+    assert old.status_code == 200 and old.json() == viewer.get(first["Location"]).json()
+    assert viewer.get(f"/api/projects/mini/reports/status/{token[:-2]}xx/").status_code == 404
+
+
 def test_a_changed_label_is_computed_once_more_not_per_request(declared, viewer):
     answers = [viewer.get(URL) for _ in range(2)]  # eager: the first request's computation ran inside it
     assert [a.status_code for a in answers] == [200, 200] and computed == ["counts"]
