@@ -15,12 +15,11 @@ names a format and Django starts without loading the importers.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalsite.discovery import PackageModules
 from grading.bundles.errors import BundleError
 
 NOT_FORMATS = {"registry"}  # modules of this package that declare no format
@@ -133,7 +132,6 @@ class DataFormat:
 
 
 _FORMATS: dict[str, DataFormat] = {}
-_discovered = False
 
 
 def register(fmt: DataFormat) -> DataFormat:
@@ -150,15 +148,7 @@ def unregister(name: str) -> None:
     _FORMATS.pop(name, None)
 
 
-def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    package = importlib.import_module(__package__)
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name not in NOT_FORMATS:
-            importlib.import_module(f"{__package__}.{module.name}")
-    _discovered = True
+_discover = PackageModules(__package__, skip=NOT_FORMATS).import_all  # each format module declares its format
 
 
 def formats(*, reading: bool = False, writing: bool = False) -> list[DataFormat]:

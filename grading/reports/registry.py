@@ -15,9 +15,7 @@ without loading pandas.
 """
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +23,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evalsite.codes import NOT_FOUND
+from evalsite.discovery import PackageModules
 from grading.sources import Source, project_get, source_parse
 
 from .cache import report_cached, report_key
@@ -328,7 +327,6 @@ class Report:
 
 
 _REPORTS: dict[str, Report] = {}
-_discovered = False
 _version = 0  # changes with every registration: the routes made from the registry are made again
 
 
@@ -358,16 +356,7 @@ def unregister(key: str) -> None:
     _version += 1
 
 
-def _discover() -> None:
-    """Import every module of this package once: each report module registers itself."""
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    package = importlib.import_module(__package__)
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name not in NOT_REPORTS:
-            importlib.import_module(f"{__package__}.{module.name}")
+_discover = PackageModules(__package__, skip=NOT_REPORTS).import_all  # each report module registers itself
 
 
 def reports() -> list[Report]:

@@ -21,12 +21,12 @@ The models module does not import the registry (``grading.models`` stays below
 at the edge (the judge forms, the API serializer, the importer) with ``backend_choices`` /
 ``backend_get``. This module imports no other backend module and loads no pandas.
 """
-import pkgutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from importlib import import_module
 from typing import TYPE_CHECKING, Protocol
+
+from evalsite.discovery import PackageModules
 
 from ...models import JUDGE_BACKENDS, Judge
 from ..settings import JudgeSettings, judge_settings_parse, settings_schema
@@ -174,21 +174,12 @@ class JudgeBackend:
 
 
 _REGISTRY: dict[str, JudgeBackend] = JUDGE_BACKENDS  # kept beside the model: see ``Judge.kind``
-_discovered = False
 _FLAGS = ("calls_out", "needs_model", "executes_calls", "votes_over_members", "derived", "decides_own_criteria", "page_form",
           "configurable")
 
 
-def _discover() -> None:
-    """Import every module of this package once, so each declares its backend."""
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
-    package = __name__.rpartition(".")[0]
-    for module in pkgutil.iter_modules(import_module(package).__path__):
-        if module.name != "base":
-            import_module(f"{package}.{module.name}")
+# Each module of this package declares its backend; ``register`` asks for them all first.
+_discover = PackageModules(__name__.rpartition(".")[0], skip={"base"}).import_all
 
 
 def register(cls: type[JudgeBackend]) -> type[JudgeBackend]:

@@ -1,0 +1,53 @@
+"""A package's modules are imported once, and a thread asking while another imports them waits for
+them all (evalsite.discovery): before, a second thread found discovery marked done and read a
+registry half-filled (one of two first requests at once answered a report's URL 404)."""
+import sys
+import threading
+import uuid
+
+from evalsite.discovery import PackageModules
+
+
+def _package(tmp_path, monkeypatch) -> str:
+    """A package of two declaring modules; the first waits, while being imported, to be let go."""
+    name = f"discovered_{uuid.uuid4().hex}"
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text("import threading\nDECLARED = []\nENTERED = threading.Event()\n"
+                                        "RELEASE = threading.Event()\n")
+    (folder / "first.py").write_text(f"from {name} import DECLARED, ENTERED, RELEASE\n"
+                                     "ENTERED.set()\nassert RELEASE.wait(60)\nDECLARED.append('first')\n")
+    (folder / "second.py").write_text(f"from {name} import DECLARED\nDECLARED.append('second')\n")
+    (folder / "registry.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+def test_a_second_thread_waits_for_every_module(tmp_path, monkeypatch):
+    name = _package(tmp_path, monkeypatch)
+    modules = PackageModules(name, skip={"registry"})
+    package = __import__(name)
+    importer = threading.Thread(target=modules.import_all)
+    importer.start()
+    assert package.ENTERED.wait(60)  # the first module is being imported, in the other thread
+    seen = []
+    asker = threading.Thread(target=lambda: (modules.import_all(), seen.append(sorted(package.DECLARED))))
+    asker.start()
+    package.RELEASE.set()
+    for thread in (importer, asker):
+        thread.join(60)
+    assert seen == [["first", "second"]]  # never [] nor ["first"]: it returned only once all were there
+    assert sorted(package.DECLARED) == ["first", "second"] and modules.done  # each imported once
+    assert f"{name}.registry" not in sys.modules  # skipped
+
+
+def test_a_failed_import_is_not_taken_for_done(tmp_path, monkeypatch):
+    name = _package(tmp_path, monkeypatch)
+    (tmp_path / name / "second.py").write_text("raise RuntimeError('broken declaration')\n")
+    __import__(name).RELEASE.set()
+    modules = PackageModules(name, skip={"registry"})
+    try:
+        modules.import_all()
+    except RuntimeError:
+        pass
+    assert not modules.done
