@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from annotation.assignments import assignments_create
-from annotation.models import Assignment, AuditEvent, Label, Project
+from annotation.models import Assignment, AuditEvent, CohortMembership, Label, Project
 from grading.goldcheck.rules import check_target
 from grading.goldcheck.selectors import gold_response_ids
 from grading.goldcheck.services import checks_seed, quality_settings_update
@@ -89,9 +89,14 @@ def test_a_grown_queue_gets_its_share_and_assigning_never_counts_or_repeats_a_ch
     # Top group-1 up to overlap 2 over every response: a check item neither fills the overlap nor is given twice.
     created = assignments_create(cohort=gold_study.cohorts[0], overlap=2, seed=0)
     assert created
+    group_1 = set(CohortMembership.objects.filter(cohort=gold_study.cohorts[0], role="annotator").values_list("user_id", flat=True))
     for response_id in checked_responses:
         regular = Assignment.objects.filter(response_id=response_id, cohort=gold_study.cohorts[0], is_check=False)
-        assert regular.count() == 2
+        # Filled up to 2 by the members who do not hold it as a check item (careful and careless may both have
+        # drawn it: the draw is seeded by the project's and the annotator's ids, which differ from run to run on
+        # PostgreSQL, whose sequences no test resets; then only x1 may hold it regularly).
+        checking = set(Assignment.objects.filter(response_id=response_id, is_check=True).values_list("annotator_id", flat=True))
+        assert regular.count() == min(2, len(group_1 - checking)) >= 1
         holders = list(Assignment.objects.filter(response_id=response_id).values_list("annotator_id", flat=True))
         assert len(holders) == len(set(holders))
     before = Assignment.objects.filter(is_check=True).count()
