@@ -1,6 +1,5 @@
 """The modules of a package, imported once (``PackageModules``): the registries of reports, judge
 backends and data formats are filled by their modules' own declarations as those are imported.
-
 Discovery counts as done only once every module is imported. A thread that asks while another is
 still importing them imports them too: Python's import lock of each module makes it wait until
 that module is whole, so it never reads a registry half-filled (it did, when the flag was set
