@@ -14,17 +14,19 @@ criteria, cannot-assess as not met (the agreement default), a tie as a disagreem
 
 It is also a report (SPEC §5 ``adjudication_queue``): computed on each request (not a cached report:
 it changes as items are settled) and read by adjudicators, not viewers. What the cohorts decided,
-counted from every final label of the project, is kept in the cache until a label, an assignment's
-status, a cohort or the rubric changes (``_counted_disputes``); which items are settled is read on
-each request.
+counted from every final label of the project, is kept in the cache and brought up to date for the
+responses whose labels or assignment statuses changed since (``_counted_disputes``); which items are
+settled is read on each request.
 """
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 from django.core.cache import cache
+from django.utils import timezone
 from rest_framework import serializers
 
 from annotation.models import Criterion, Project
@@ -41,6 +43,11 @@ from .registry import Flag, Params, Report, register
 
 STATUSES = ("open", "done", "all")
 CACHE_SECONDS = 24 * 3600
+# A kept count is taken as it is once it was made this long after the newest change it saw (a label
+# write commits a moment after its ids and times are taken); before that it is brought up to date.
+SETTLED = timedelta(seconds=30)
+# Beyond this many changed responses, counting the whole project again is about as quick.
+REFRESH_MAX = 2_000
 FALLBACK_QUERIES = 3  # deciding the responses counts cannot: labels, cohort names, criterion kinds
 FILTERS = ("model", "difficulty", "register", "theme", "specialty", "tag", "status")
 
@@ -116,18 +123,44 @@ def _case_mf1(pairs: pd.DataFrame) -> pd.Series:
     return pd.Series(metrics.mf1_from_counts(counts["tp"], counts["fp"], counts["fn"], counts["tn"]), index=counts.index)
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """What the cohorts decided (``counted``), as of ``mark`` read at ``at``, on the project's
+    decision inputs ``base`` (``selectors.disputes_fingerprint``)."""
+
+    base: str
+    mark: selectors.LabelMark
+    at: datetime
+    counted: selectors.CohortDisputes
+
+
 def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
-    """``selectors.cohort_disputes`` of the first two cohorts, kept in the cache under the project's
-    fingerprint without its adjudications: counting a full-scale project's labels takes seconds,
-    and the queue is asked for again after every adjudication, which changes no cohort decision.
-    Any change of a label, an assignment's status, a cohort or the rubric makes a new key."""
+    """``selectors.cohort_disputes`` of the first two cohorts, kept in the cache and brought up to
+    date response by response: counting a full-scale project's labels takes many seconds, while
+    the responses whose labels or assignments changed since the last count are a few, counted in
+    milliseconds. A change that is not a label's or an assignment status's (``base``: a criterion,
+    a response, a cohort, an assignment made or removed, an import, an admin edit) counts the whole
+    project again; an adjudication changes nothing here."""
     pair = [c.obj for c in cohorts[:2]] + [None, None]
-    fingerprint = selectors.project_fingerprint(project=project, adjudications=False)
-    key = f"evalsite:queue-disputes:{project.pk}:{fingerprint}:{'-'.join(str(c.pk) for c in pair if c)}"
-    counted = cache.get(key)
-    if counted is None:
-        counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
-        cache.set(key, counted, CACHE_SECONDS)
+    key = f"evalsite:queue-disputes:{project.pk}:{'-'.join(str(c.pk) for c in pair if c)}"
+    at = timezone.now()  # before the mark: a change made from now on is after it, or within its margins
+    base = selectors.disputes_fingerprint(project=project)
+    mark = selectors.label_mark(project=project)
+    kept = cache.get(key)
+    if kept is not None and kept.base == base:
+        # Taken as it is only when made well after the newest change it saw, which was then committed.
+        if kept.mark == mark and (mark.newest is None or kept.at - mark.newest >= SETTLED):
+            return kept.counted
+        changed = selectors.responses_changed(project=project, since=kept.mark, at=kept.at)
+        if changed is not None and len(changed) <= REFRESH_MAX:
+            counted = kept.counted
+            if changed:
+                counted = counted.updated(
+                    selectors.cohort_disputes(project=project, a=pair[0], b=pair[1], response_ids=changed), changed)
+            cache.set(key, _Counted(base=base, mark=mark, at=at, counted=counted), CACHE_SECONDS)
+            return counted
+    counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
+    cache.set(key, _Counted(base=base, mark=mark, at=at, counted=counted), CACHE_SECONDS)
     return counted
 
 

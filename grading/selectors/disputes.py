@@ -98,7 +98,7 @@ SELECT 1, decided.response_id, 0, COALESCE(win_a, -1), COALESCE(win_b, -1), COUN
 UNION ALL
 SELECT 2, response_id, 0, 0, 0, 0 FROM decided WHERE apart > 0 GROUP BY response_id
 UNION ALL
-SELECT 3, 0, 0, 0, 0, COALESCE(SUM(drafts), 0) FROM decided
+SELECT 3, response_id, 0, 0, 0, SUM(drafts) FROM decided GROUP BY response_id HAVING SUM(drafts) > 0
 """
 # For this one query (SET LOCAL ends with the transaction): its row estimates after grouping are
 # far too low, so without these PostgreSQL spends half a second compiling it (JIT), sorts millions
@@ -113,18 +113,40 @@ class CohortDisputes:
     ``pairs``: per response, the binary items both cohorts labelled, tallied by their two
     decisions (response_id, verdict_a, unresolved_a, verdict_b, unresolved_b, n); ``fallback``: the
     responses with an option or value label or a label of a cohort other than A and B, left out of
-    both; ``drafts``: the project's draft labels, which count nowhere."""
+    both; ``draft_counts``: the draft labels, which count nowhere, by response (response_id, n)."""
 
     disputed: pd.DataFrame
     pairs: pd.DataFrame
     fallback: frozenset
-    drafts: int = 0
+    draft_counts: pd.DataFrame
+
+    @property
+    def drafts(self) -> int:
+        """How many draft labels the counted responses have."""
+        return int(self.draft_counts["n"].sum())
+
+    def updated(self, fresh: "CohortDisputes", response_ids) -> "CohortDisputes":
+        """These counts with those of ``response_ids`` replaced by ``fresh`` (counted for those
+        responses only, ``cohort_disputes(response_ids=...)``)."""
+        ids = {int(r) for r in response_ids}
+
+        def spliced(kept: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+            kept = kept[~kept["response_id"].isin(ids)]
+            return pd.concat([kept, new], ignore_index=True) if len(new) else kept.reset_index(drop=True)
+
+        return CohortDisputes(disputed=spliced(self.disputed, fresh.disputed), pairs=spliced(self.pairs, fresh.pairs),
+                              fallback=(self.fallback - ids) | fresh.fallback,
+                              draft_counts=spliced(self.draft_counts, fresh.draft_counts))
 
 
-def cohort_disputes(*, project: Project, a: Cohort | None, b: Cohort | None) -> CohortDisputes:
+def cohort_disputes(*, project: Project, a: Cohort | None, b: Cohort | None, response_ids=None) -> CohortDisputes:
     """The disputed items of ``project`` and the decisions of its cohorts ``a`` and ``b`` (None
-    where the project has fewer cohorts) paired per response, in one query."""
-    labels = (Label.objects.filter(project=project)
+    where the project has fewer cohorts) paired per response, in one query; only of the responses
+    ``response_ids`` where given."""
+    labels = Label.objects.filter(project=project)
+    if response_ids is not None:
+        labels = labels.filter(response_id__in=sorted(response_ids))
+    labels = (labels
               .annotate(rcode=ROLE_CODES, vcode=VERDICT_CODES, plain=_PLAIN, final=_flag(label_final_q()),
                         draft=_flag(label_draft_q()))
               .values_list("response_id", "criterion_id", "cohort_id", "rcode", "vcode", "plain", "final", "draft")
@@ -136,7 +158,7 @@ def cohort_disputes(*, project: Project, a: Cohort | None, b: Cohort | None) -> 
     params = label_params
     if connection.vendor == "postgresql":
         with transaction.atomic(using=labels.db), connection.cursor() as cursor:
-            for setting in _PG_SETTINGS:
+            for setting in _PG_SETTINGS if response_ids is None else ():  # a few responses: the planner's estimates hold
                 cursor.execute(setting)
             rows = _copy_frame(connection, sql, params, COLUMNS)
     else:
@@ -155,4 +177,4 @@ def cohort_disputes(*, project: Project, a: Cohort | None, b: Cohort | None) -> 
         "n": tallies["n"].to_numpy(),
     })
     return CohortDisputes(disputed=disputed, pairs=pairs, fallback=frozenset(int(r) for r in rows.loc[part == 2, "response_id"]),
-                          drafts=int(rows.loc[part == 3, "n"].sum()))
+                          draft_counts=rows.loc[part == 3, ["response_id", "n"]].reset_index(drop=True))

@@ -20,6 +20,8 @@ judgments outside these paths is not seen; no code path of evalsite does that.
 """
 import hashlib
 import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db.models import Count, Max, Q, Sum
 
@@ -61,9 +63,10 @@ def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
         Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
         Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         # Submitting, checking or reopening an assignment turns its labels final or draft.
+        # An assignment made or removed for a response turns the cohort checker's labels there draft or final.
         Assignment.objects.filter(project=project).aggregate(
             f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
-            s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"),
+            s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"), n=Count("id"), m=Max("id"),
         ),
         ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         CaseQuality.objects.filter(project=project).aggregate(n=Count("id"), x=Count("id", filter=Q(excluded=True)), u=Max("updated_at")),
@@ -77,3 +80,83 @@ def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
     ]
     text = json.dumps(parts, default=str, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def disputes_fingerprint(*, project: Project) -> str:
+    """sha256 (hex, 16 chars) of what the cohorts' decisions rest on apart from the labels and the
+    assignments' statuses, which ``label_mark`` follows: a change here (a criterion, a response, a
+    cohort, an assignment made or removed, an import, an admin edit) means counting the whole
+    project again; a judge's run, an adjudication or a report setting changes nothing here."""
+    parts = [
+        project.pk, project.created_at,
+        Project.objects.filter(pk=project.pk).values_list("data_changed_at", flat=True).first(),
+        Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
+        Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        Assignment.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        list(Cohort.objects.filter(project=project).order_by("pk").values_list("pk", "position")),
+    ]
+    text = json.dumps(parts, default=str, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# How far back ``responses_changed`` looks past the ids of a mark: a label write takes its ids and
+# commits a moment later, so a change whose id is below the newest one seen may still have been
+# invisible then. Every label write of the moment fits in this many ids many times over.
+ID_MARGIN = 10_000
+# The same for the assignments' status times, stamped by the web process before it commits.
+TIME_MARGIN = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class LabelMark:
+    """Where a project's label changes stand: its newest label and label-history ids, and the
+    tallies and newest times of its submitted, checked and reopened assignments (which turn labels
+    final or back into drafts); ``newest``: when the newest of those changes was made."""
+
+    label_id: int
+    history_id: int
+    assignments: tuple
+    newest: datetime | None
+
+
+def label_mark(*, project: Project) -> LabelMark:
+    """The project's ``LabelMark`` now: three index lookups and one pass over its assignments."""
+    label = Label.objects.filter(project=project).order_by("-id").values_list("id", "updated_at").first() or (0, None)
+    history = (LabelHistory.objects.filter(project=project).order_by("-id").values_list("id", "changed_at").first()
+               or (0, None))
+    tally = Assignment.objects.filter(project=project).aggregate(
+        f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
+        s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"))
+    times = [t for t in (label[1], history[1], tally["s"], tally["k"], tally["r"]) if t is not None]
+    return LabelMark(label_id=label[0], history_id=history[0],
+                     assignments=(tally["f"], tally["c"], tally["s"], tally["k"], tally["r"]),
+                     newest=max(times) if times else None)
+
+
+def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> set[int] | None:
+    """The responses of ``project`` whose labels or assignment statuses may have changed since
+    ``since`` was read at ``at`` (with the margins above, so a superset), or None where a change
+    cannot be placed on a response (a deleted label whose history does not name it)."""
+    changed = set(Label.objects.filter(project=project, id__gt=since.label_id - ID_MARGIN)
+                  .values_list("response_id", flat=True).distinct())
+    history = (LabelHistory.objects.filter(project=project, id__gt=since.history_id - ID_MARGIN)
+               .values_list("label__response_id", "old").order_by())
+    deleted = set()
+    for response_id, old in history:
+        if response_id is not None:
+            changed.add(response_id)
+        elif isinstance(old, dict) and old.get("response"):
+            deleted.add(str(old["response"]))  # a deletion keeps the response's external id
+        else:
+            return None
+    if deleted:
+        found = dict(Response.objects.filter(project=project, external_id__in=deleted).values_list("external_id", "pk"))
+        if len(found) < len(deleted):
+            return None
+        changed.update(found.values())
+    window = at - TIME_MARGIN
+    changed.update(Assignment.objects.filter(project=project).filter(
+        Q(submitted_at__gte=window) | Q(checked_at__gte=window) | Q(reopened_at__gte=window))
+        .values_list("response_id", flat=True).distinct())
+    return changed

@@ -1,7 +1,10 @@
 """The queue project of the adjudication tests: five responses whose cohort disagreements are
 worked out by hand (see ``RESPONSES``), a tie inside a cohort (r6), an ordinal dispute (r7), and
 case metadata for every queue filter."""
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from annotation.models import Project
 from grading.bundles import bundle_import
@@ -58,3 +61,14 @@ def queue_parts() -> dict:
 def queue_project(db, tmp_path):
     bundle_import(path=write_bundle(tmp_path / "queue", queue_parts()))
     return Project.objects.get(slug="queue")
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The time, moved by hand: every stamp the code takes (``timezone.now``) reads it."""
+    now = {"now": timezone.now()}
+    monkeypatch.setattr(timezone, "now", lambda: now["now"])
+
+    def later(seconds: float = 60):
+        now["now"] += timedelta(seconds=seconds)
+    return later

@@ -67,7 +67,7 @@ def through_frames(monkeypatch, project):
     none = selectors.cohort_disputes(project=project, a=None, b=None)
     with monkeypatch.context() as patch:
         patch.setattr(adjudication_queue_module, "_counted_disputes", lambda **kwargs: selectors.CohortDisputes(
-            disputed=none.disputed.iloc[:0], pairs=none.pairs.iloc[:0], fallback=everything, drafts=none.drafts))
+            disputed=none.disputed.iloc[:0], pairs=none.pairs.iloc[:0], fallback=everything, draft_counts=none.draft_counts))
         return adjudication_queue(project=project, filters={"status": "all"})
 
 
@@ -127,10 +127,12 @@ def test_drafts_are_counted_apart_and_decide_nothing(every_kind, monkeypatch):
     assert as_rows(submitted) == as_rows(through_frames(monkeypatch, every_kind))
 
 
-def test_what_the_cohorts_decided_is_kept_until_a_label_changes(queue_project, django_assert_max_num_queries):
+def test_what_the_cohorts_decided_is_kept_until_a_label_changes(queue_project, clock):
     """Settling an item changes the queue's progress but not the cohorts' counted decisions, which
-    the next request takes from the cache; a label imported meanwhile makes them counted again."""
+    the next request takes from the cache; a label imported meanwhile makes its response counted again."""
     first = adjudication_queue(project=queue_project)
+    clock()
+    adjudication_queue(project=queue_project)  # made well after the newest change: settled
     r2 = Response.objects.get(external_id="r2")
     adjudication_record(response=r2, criterion=Criterion.objects.get(external_id="c1-k0"), user=None, verdict="met")
     calls = []
@@ -149,7 +151,7 @@ def test_what_the_cohorts_decided_is_kept_until_a_label_changes(queue_project, d
         Label.objects.create(project=queue_project, response=r2, criterion=label.criterion, rubric_version=label.rubric_version,
                              cohort=label.cohort, annotator=User.objects.create_user("late"), verdict="met")
         adjudication_queue(project=queue_project)
-        assert len(calls) == 1
+        assert len(calls) == 1 and r2.pk in calls[0]["response_ids"]
 
 
 def ids(queue) -> list[str]:

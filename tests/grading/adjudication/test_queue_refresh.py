@@ -1,0 +1,175 @@
+"""The adjudication queue's counts of what the cohorts decided are kept and brought up to date
+response by response (``_counted_disputes``): after each kind of change (a label saved, an
+assignment submitted or reopened, a label deleted, a label written outside the write service) only
+the responses it touched are counted again, and the result is the count of the whole project made
+from scratch; a change of what the counts rest on (an assignment made) counts the whole project
+again, and a change the counts do not read (an adjudication) counts nothing."""
+from datetime import timedelta
+
+import pandas as pd
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from annotation.assignments import assignment_reopen, assignment_submit
+from annotation.labels.write import labels_delete
+from annotation.models import Assignment, Cohort, CohortMembership, Criterion, Label, Response
+from annotation.selectors import labels_draft_count
+from annotation.services import label_record
+from grading import selectors
+from grading.adjudication.services import adjudication_record
+from grading.reports import adjudication_queue as queue_module
+from grading.selectors import fingerprint
+from grading.sources import project_sources
+from tests.grading import test_decision_consistency as consistency
+from tests.grading import test_drafts as drafts
+
+User = get_user_model()
+every_kind = consistency.every_kind  # the project of every decision kind, as a fixture here too
+
+
+def normal(counted: selectors.CohortDisputes) -> tuple:
+    """The counts, in an order that does not depend on how they were put together."""
+    pairs = counted.pairs.groupby(["response_id", "verdict_a", "unresolved_a", "verdict_b", "unresolved_b"],
+                                  dropna=False)["n"].sum()
+    return (sorted(map(tuple, counted.disputed.to_numpy().tolist())),
+            sorted((tuple("-" if pd.isna(x) else x for x in key), int(n)) for key, n in pairs.items()),
+            sorted(counted.fallback),
+            sorted(map(tuple, counted.draft_counts.to_numpy().tolist())))
+
+
+class Counting:
+    """The queue's counts of ``project``, recording each count it makes (None: the whole project)."""
+
+    def __init__(self, project, monkeypatch):
+        self.project, self.calls = project, []
+        original = selectors.cohort_disputes
+
+        def counting(**kwargs):
+            self.calls.append(None if kwargs.get("response_ids") is None else set(kwargs["response_ids"]))
+            return original(**kwargs)
+
+        monkeypatch.setattr(selectors, "cohort_disputes", counting)
+        self.scratch = original
+
+    def __call__(self):
+        self.calls.clear()
+        cohorts = project_sources(project=self.project)["cohorts"][:2]
+        counted = queue_module._counted_disputes(project=self.project, cohorts=cohorts)
+        pair = [c.obj for c in cohorts]
+        assert normal(counted) == normal(self.scratch(project=self.project, a=pair[0], b=pair[1]))
+        return counted
+
+
+@pytest.fixture
+def exact(monkeypatch):
+    """No margins: the changed responses found are exactly those changed."""
+    monkeypatch.setattr(fingerprint, "ID_MARGIN", 0)
+    monkeypatch.setattr(fingerprint, "TIME_MARGIN", timedelta(seconds=1))
+
+
+def test_each_change_counts_only_its_response_again(every_kind, monkeypatch, clock, exact):
+    project = every_kind
+    g1 = Cohort.objects.get(project=project, name="g1")
+    r1, r2, r3 = Response.objects.filter(project=project).order_by("pk")[:3]
+    user = User.objects.create_user("a8")
+    CohortMembership.objects.create(project=project, cohort=g1, user=user, role="annotator")
+    assignment = Assignment.objects.create(project=project, cohort=g1, response=r1, annotator=user)
+    count = Counting(project, monkeypatch)
+
+    count()
+    assert count.calls == [None]  # nothing kept yet: the whole project
+    clock()
+    count()
+    assert count.calls == []  # nothing changed: brought up to date without counting anything
+    clock()
+    count()
+    assert count.calls == []  # and now well after the newest change: taken as it is
+
+    # Draft labels on r1: nothing decided changes, the drafts are counted.
+    for criterion in Criterion.objects.filter(rubric_version=r1.case.rubric_version):
+        first = Label.objects.filter(response=r1, criterion=criterion, cohort=g1, role="annotator").first()
+        label_record(assignment_id=assignment.pk, criterion_id=criterion.pk, user=user, expected_revision=0,
+                     **drafts._opposite(criterion, first))
+    clock()
+    counted = count()
+    assert count.calls == [{r1.pk}] and counted.drafts == labels_draft_count(project=project) > 0
+
+    clock()
+    assignment_submit(assignment=assignment, user=user)  # the drafts turn final
+    clock()
+    submitted = count()
+    assert count.calls == [{r1.pk}] and submitted.drafts == 0
+    assert normal(submitted) != normal(counted)
+
+    clock()
+    manager = User.objects.create_superuser("boss")
+    assignment_reopen(assignment=Assignment.objects.get(pk=assignment.pk), by=manager, reason="one more look")
+    clock()
+    assert normal(count()) == normal(counted) and count.calls == [{r1.pk}]
+
+    clock()
+    labels_delete(label_ids=list(Label.objects.filter(response=r2, role="annotator").values_list("pk", flat=True)[:3]),
+                  user=None, note="a test")
+    clock()
+    count()
+    assert count.calls == [{r2.pk}]
+
+    clock()
+    label = Label.objects.filter(response=r3, role="annotator").first()  # written past the write service
+    Label.objects.create(project=project, response=r3, criterion=label.criterion, rubric_version=label.rubric_version,
+                         cohort=label.cohort, annotator=User.objects.create_user("late"), verdict="cannot_assess")
+    clock()
+    count()
+    assert count.calls == [{r3.pk}]
+
+    clock()
+    adjudication_record(response=r3, criterion=label.criterion, user=None, verdict="met")
+    clock()
+    count()
+    clock()
+    count()
+    assert count.calls == []
+
+    clock()
+    Assignment.objects.create(project=project, cohort=g1, response=r2, annotator=user)
+    count()
+    assert count.calls == [None]  # what the counts rest on changed: the whole project
+
+
+def test_right_after_a_change_the_kept_counts_are_brought_up_to_date_until_it_has_settled(every_kind, monkeypatch, clock):
+    """A change may commit a moment after its ids were taken: until the counts were made well after
+    the newest change, each request counts again the responses of the latest changes (with the
+    margins), and once they have settled it takes them as they are."""
+    project = every_kind
+    count = Counting(project, monkeypatch)
+    count()
+    clock()
+    label = Label.objects.filter(project=project, role="annotator").order_by("pk").first()
+    Label.objects.create(project=project, response=label.response, criterion=label.criterion,
+                         rubric_version=label.rubric_version, cohort=label.cohort,
+                         annotator=User.objects.create_user("late"), verdict="met")
+    count()
+    assert count.calls and label.response_id in count.calls[0]
+    count()
+    assert count.calls and label.response_id in count.calls[0]  # the same moment: not settled yet
+    clock(queue_module.SETTLED.total_seconds() + 1)
+    count()
+    assert count.calls  # made after the change had settled; the next is taken as it is
+    count()
+    assert count.calls == []
+
+
+def test_the_margins_reach_back_past_the_newest_ids_and_times(every_kind):
+    """A change with an id below the newest one seen, or stamped shortly before the mark, is among
+    the responses found changed."""
+    project = every_kind
+    label = Label.objects.filter(project=project, role="annotator").order_by("-pk").first()
+    mark = selectors.label_mark(project=project)
+    found = selectors.responses_changed(project=project, since=mark, at=timezone.now())
+    assert label.response_id in found
+    assignment = Assignment.objects.filter(project=project).first() or Assignment.objects.create(
+        project=project, cohort=label.cohort, response=label.response, annotator=label.annotator)
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.SUBMITTED,
+                                                       submitted_at=timezone.now() - timedelta(minutes=2))
+    assert assignment.response_id in selectors.responses_changed(project=project, since=mark, at=timezone.now())
