@@ -137,3 +137,21 @@ def test_cohort_membership_and_cohorts_make_a_new_key(mini_project):
     assert project_fingerprint(project=mini_project) != added
     Cohort.objects.filter(pk=cohort.pk).update(name="renamed")
     assert project_fingerprint(project=mini_project) != before
+
+
+@pytest.mark.parametrize("fingerprint", ["project", "disputes"])
+def test_an_assignment_made_or_removed_makes_a_new_key(mini_project, fingerprint):
+    """An assignment made for a response turns the cohort checker's labels recorded there by a
+    manager into drafts (a review is then under way), and removing it turns them final again: both
+    keys change, though no label and no finished assignment did."""
+    from annotation.models import Assignment
+    from grading.selectors import disputes_fingerprint
+
+    key = {"project": project_fingerprint, "disputes": disputes_fingerprint}[fingerprint]
+    label = Label.objects.select_related("cohort", "response", "annotator").filter(project=mini_project).first()
+    before = key(project=mini_project)
+    made = Assignment.objects.create(project=mini_project, cohort=label.cohort, response=label.response,
+                                     annotator=get_user_model().objects.create_user(username="newcomer"))
+    assert key(project=mini_project) != before
+    made.delete()
+    assert key(project=mini_project) == before
