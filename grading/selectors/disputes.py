@@ -19,6 +19,10 @@ a bare value (an ordinal or nominal criterion) is a vote counts cannot compare, 
 cohort's label is one they do not hold; the responses with such a label are returned apart
 (``fallback``) and the caller decides them through the decision frames. A test holds this fast path
 equal to the frames on the same data.
+
+Everything here is counted per response, so the counts of a few responses (``response_ids``) replace
+theirs in a whole project's (``CohortDisputes.updated``): the queue counts the project once and
+then only the responses whose labels or assignments changed (``fingerprint.responses_changed``).
 """
 from dataclasses import dataclass
 
