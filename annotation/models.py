@@ -350,7 +350,10 @@ class LabelHistory(models.Model):
     class Meta:
         ordering = ["label", "changed_at", "id"]
         verbose_name_plural = "label history"
-        indexes = [models.Index(fields=["project", "id"], name="labelhistory_project_id")]
+        # (project, id): a project's newest change; (project, changed_at): its changes of the last
+        # minutes (``grading.selectors.fingerprint.responses_changed``).
+        indexes = [models.Index(fields=["project", "id"], name="labelhistory_project_id"),
+                   models.Index(fields=["project", "changed_at"], name="labelhistory_project_time")]
 
     def __str__(self) -> str:
         return f"{self.action} {self.label_id} at {self.changed_at:%Y-%m-%d %H:%M:%S}"

@@ -48,6 +48,9 @@ CACHE_SECONDS = 24 * 3600
 SETTLED = timedelta(seconds=30)
 # Beyond this many changed responses, counting the whole project again is about as quick.
 REFRESH_MAX = 2_000
+# Part of the kept counts' cache key: a change of what is kept there makes a new key, so an entry of
+# an earlier shape is never read.
+KEPT_VERSION = 2
 FALLBACK_QUERIES = 3  # deciding the responses counts cannot: labels, cohort names, criterion kinds
 FILTERS = ("model", "difficulty", "register", "theme", "specialty", "tag", "status")
 
@@ -124,14 +127,15 @@ def _case_mf1(pairs: pd.DataFrame) -> pd.Series:
 
 
 @dataclass(frozen=True)
-class _Counted:
-    """What the cohorts decided (``counted``), as of ``mark`` read at ``at``, on the project's
-    decision inputs ``base`` (``selectors.disputes_fingerprint``)."""
+class _Kept:
+    """Where the kept counts stand: counted on the project's decision inputs ``base``
+    (``selectors.disputes_fingerprint``) as of ``mark``, read at ``at``; the counts themselves are
+    under ``counts_key`` (apart, so that bringing the mark up to date rewrites only this)."""
 
     base: str
     mark: selectors.LabelMark
     at: datetime
-    counted: selectors.CohortDisputes
+    counts_key: str
 
 
 def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
@@ -142,25 +146,30 @@ def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
     a response, a cohort, an assignment made or removed, an import, an admin edit) counts the whole
     project again; an adjudication changes nothing here."""
     pair = [c.obj for c in cohorts[:2]] + [None, None]
-    key = f"evalsite:queue-disputes:{project.pk}:{'-'.join(str(c.pk) for c in pair if c)}"
+    key = f"evalsite:queue-disputes:{KEPT_VERSION}:{project.pk}:{'-'.join(str(c.pk) for c in pair if c)}"
     at = timezone.now()  # before the mark: a change made from now on is after it, or within its margins
     base = selectors.disputes_fingerprint(project=project)
     mark = selectors.label_mark(project=project)
     kept = cache.get(key)
-    if kept is not None and kept.base == base:
+    counted = cache.get(kept.counts_key) if kept is not None and kept.base == base else None
+    if counted is not None:
         # Taken as it is only when made well after the newest change it saw, which was then committed.
         if kept.mark == mark and (mark.newest is None or kept.at - mark.newest >= SETTLED):
-            return kept.counted
+            return counted
         changed = selectors.responses_changed(project=project, since=kept.mark, at=kept.at)
         if changed is not None and len(changed) <= REFRESH_MAX:
-            counted = kept.counted
+            counts_key = kept.counts_key
             if changed:
                 counted = counted.updated(
                     selectors.cohort_disputes(project=project, a=pair[0], b=pair[1], response_ids=changed), changed)
-            cache.set(key, _Counted(base=base, mark=mark, at=at, counted=counted), CACHE_SECONDS)
+                counts_key = f"{key}:{at.timestamp()}"
+                cache.set(counts_key, counted, CACHE_SECONDS)
+            cache.set(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), CACHE_SECONDS)
             return counted
     counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
-    cache.set(key, _Counted(base=base, mark=mark, at=at, counted=counted), CACHE_SECONDS)
+    counts_key = f"{key}:{at.timestamp()}"
+    cache.set(counts_key, counted, CACHE_SECONDS)
+    cache.set(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), CACHE_SECONDS)
     return counted
 
 

@@ -100,19 +100,19 @@ def disputes_fingerprint(*, project: Project) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-# How far back ``responses_changed`` looks past the ids of a mark: a label write takes its ids and
-# commits a moment later, so a change whose id is below the newest one seen may still have been
-# invisible then. Every label write of the moment fits in this many ids many times over.
-ID_MARGIN = 10_000
-# The same for the assignments' status times, stamped by the web process before it commits.
+# How far back ``responses_changed`` looks past a mark's time: a change stamps its time before it
+# takes its ids and commits a moment later, so a change stamped shortly before the mark may still
+# have been invisible when the mark was read. Every write of the write services commits within
+# seconds of its stamp (a lock wait ends in ``StaleRead`` and a retry takes a new stamp); an import,
+# the one long write, counts the whole project again (``disputes_fingerprint``).
 TIME_MARGIN = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
 class LabelMark:
     """Where a project's label changes stand: its newest label and label-history ids, and the
-    tallies and newest times of its submitted, checked and reopened assignments (which turn labels
-    final or back into drafts); ``newest``: when the newest of those changes was made."""
+    tallies and newest times of its submitted, checked and reopened (regular) assignments, which
+    turn labels final or back into drafts; ``newest``: when the newest of those changes was made."""
 
     label_id: int
     history_id: int
@@ -121,11 +121,12 @@ class LabelMark:
 
 
 def label_mark(*, project: Project) -> LabelMark:
-    """The project's ``LabelMark`` now: three index lookups and one pass over its assignments."""
+    """The project's ``LabelMark`` now: two index lookups and one pass over its assignments. A check
+    item's status counts for nothing here: its labels are never final nor drafts."""
     label = Label.objects.filter(project=project).order_by("-id").values_list("id", "updated_at").first() or (0, None)
     history = (LabelHistory.objects.filter(project=project).order_by("-id").values_list("id", "changed_at").first()
                or (0, None))
-    tally = Assignment.objects.filter(project=project).aggregate(
+    tally = Assignment.objects.filter(project=project, is_check=False).aggregate(
         f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
         s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"))
     times = [t for t in (label[1], history[1], tally["s"], tally["k"], tally["r"]) if t is not None]
@@ -135,28 +136,30 @@ def label_mark(*, project: Project) -> LabelMark:
 
 
 def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> set[int] | None:
-    """The responses of ``project`` whose labels or assignment statuses may have changed since
-    ``since`` was read at ``at`` (with the margins above, so a superset), or None where a change
-    cannot be placed on a response (a deleted label whose history does not name it)."""
-    changed = set(Label.objects.filter(project=project, id__gt=since.label_id - ID_MARGIN)
-                  .values_list("response_id", flat=True).distinct())
-    history = (LabelHistory.objects.filter(project=project, id__gt=since.history_id - ID_MARGIN)
-               .values_list("label__response_id", "old").order_by())
+    """The responses of ``project`` whose labels or (regular) assignment statuses may have changed
+    since ``since`` was read at ``at``: every label-history row newer than the mark or stamped
+    within ``TIME_MARGIN`` before it, every label written past the write services (no history)
+    newer than the mark, every assignment submitted, checked or reopened within the margin. A
+    superset, or None where a change cannot be placed on a response (a deletion whose history does
+    not name it)."""
+    window = at - TIME_MARGIN
+    recent = LabelHistory.objects.filter(project=project).filter(Q(id__gt=since.history_id) | Q(changed_at__gte=window))
+    # A deleted label's earlier rows name no label any more; its "delete" row, newer, names the response.
+    changed = set(recent.exclude(action="delete").order_by().values_list("label__response_id", flat=True).distinct())
+    changed.discard(None)
     deleted = set()
-    for response_id, old in history:
-        if response_id is not None:
-            changed.add(response_id)
-        elif isinstance(old, dict) and old.get("response"):
-            deleted.add(str(old["response"]))  # a deletion keeps the response's external id
-        else:
+    for old in recent.filter(action="delete").order_by().values_list("old", flat=True):
+        if not (isinstance(old, dict) and old.get("response")):
             return None
+        deleted.add(str(old["response"]))  # a deletion keeps the response's external id
     if deleted:
         found = dict(Response.objects.filter(project=project, external_id__in=deleted).values_list("external_id", "pk"))
         if len(found) < len(deleted):
             return None
         changed.update(found.values())
-    window = at - TIME_MARGIN
-    changed.update(Assignment.objects.filter(project=project).filter(
+    changed.update(Label.objects.filter(project=project, id__gt=since.label_id).order_by()
+                   .values_list("response_id", flat=True).distinct())
+    changed.update(Assignment.objects.filter(project=project, is_check=False).filter(
         Q(submitted_at__gte=window) | Q(checked_at__gte=window) | Q(reopened_at__gte=window))
-        .values_list("response_id", flat=True).distinct())
+        .order_by().values_list("response_id", flat=True).distinct())
     return changed

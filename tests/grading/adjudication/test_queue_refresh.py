@@ -15,7 +15,7 @@ from annotation.assignments import assignment_reopen, assignment_submit
 from annotation.labels.write import labels_delete
 from annotation.models import Assignment, Cohort, CohortMembership, Criterion, Label, Response
 from annotation.selectors import labels_draft_count
-from annotation.services import label_record
+from annotation.services import label_record, label_save
 from grading import selectors
 from grading.adjudication.services import adjudication_record
 from grading.reports import adjudication_queue as queue_module
@@ -63,9 +63,8 @@ class Counting:
 
 @pytest.fixture
 def exact(monkeypatch):
-    """No margins: the changed responses found are exactly those changed."""
-    monkeypatch.setattr(fingerprint, "ID_MARGIN", 0)
-    monkeypatch.setattr(fingerprint, "TIME_MARGIN", timedelta(seconds=1))
+    """No margin: the changed responses found are exactly those changed since the last count."""
+    monkeypatch.setattr(fingerprint, "TIME_MARGIN", timedelta(0))
 
 
 def test_each_change_counts_only_its_response_again(every_kind, monkeypatch, clock, exact):
@@ -160,16 +159,34 @@ def test_right_after_a_change_the_kept_counts_are_brought_up_to_date_until_it_ha
     assert count.calls == []
 
 
-def test_the_margins_reach_back_past_the_newest_ids_and_times(every_kind):
-    """A change with an id below the newest one seen, or stamped shortly before the mark, is among
-    the responses found changed."""
+def test_the_margin_reaches_back_past_the_newest_ids(every_kind):
+    """A change with an id below the newest one seen but stamped shortly before the mark (it may have
+    committed after), or an assignment submitted then, is among the responses found changed; a
+    check item's status is not (its labels never count)."""
     project = every_kind
-    label = Label.objects.filter(project=project, role="annotator").order_by("-pk").first()
+    label = Label.objects.filter(project=project, role="annotator").order_by("pk").first()
     mark = selectors.label_mark(project=project)
-    found = selectors.responses_changed(project=project, since=mark, at=timezone.now())
-    assert label.response_id in found
-    assignment = Assignment.objects.filter(project=project).first() or Assignment.objects.create(
-        project=project, cohort=label.cohort, response=label.response, annotator=label.annotator)
-    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.SUBMITTED,
-                                                       submitted_at=timezone.now() - timedelta(minutes=2))
-    assert assignment.response_id in selectors.responses_changed(project=project, since=mark, at=timezone.now())
+    assert label.response_id in selectors.responses_changed(project=project, since=mark, at=timezone.now())
+    assert selectors.responses_changed(project=project, since=mark, at=timezone.now() + timedelta(hours=1)) == set()
+
+    later = timezone.now() + timedelta(hours=1)
+    response = Response.objects.filter(project=project).order_by("-pk").first()
+    check = Assignment.objects.create(project=project, cohort=label.cohort, response=response, annotator=label.annotator,
+                                      is_check=True)
+    Assignment.objects.filter(pk=check.pk).update(status=Assignment.SUBMITTED, submitted_at=later)
+    assert selectors.label_mark(project=project).assignments == mark.assignments
+    assert response.pk not in selectors.responses_changed(project=project, since=mark, at=later)
+    Assignment.objects.filter(pk=check.pk).update(is_check=False)
+    assert response.pk in selectors.responses_changed(project=project, since=mark, at=later)
+
+
+def test_a_deleted_label_is_placed_on_its_response_whatever_its_history(every_kind):
+    """The earlier history rows of a deleted label name no label any more: its "delete" row names the
+    response, and nothing makes the whole project counted again."""
+    project = every_kind
+    label = Label.objects.filter(project=project, role="annotator").order_by("pk").first()
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, replace=True, verdict="not_met" if label.verdict == "met" else "met")
+    mark = selectors.label_mark(project=project)
+    labels_delete(label_ids=[label.pk], user=None, note="a test")
+    assert selectors.responses_changed(project=project, since=mark, at=timezone.now()) >= {label.response_id}
