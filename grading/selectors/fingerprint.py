@@ -143,7 +143,10 @@ def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> se
     superset, or None where a change cannot be placed on a response (a deletion whose history does
     not name it)."""
     window = at - TIME_MARGIN
-    recent = LabelHistory.objects.filter(project=project).filter(Q(id__gt=since.history_id) | Q(changed_at__gte=window))
+    # An import's rows are left out: an import changes ``disputes_fingerprint``, and a count made on
+    # the same fingerprint was made after it committed (rows, batch and all, in one transaction).
+    recent = (LabelHistory.objects.filter(project=project).filter(Q(id__gt=since.history_id) | Q(changed_at__gte=window))
+              .exclude(action="import"))
     # A deleted label's earlier rows name no label any more; its "delete" row, newer, names the response.
     changed = set(recent.exclude(action="delete").order_by().values_list("label__response_id", flat=True).distinct())
     changed.discard(None)

@@ -144,10 +144,9 @@ def test_right_after_a_change_the_kept_counts_are_brought_up_to_date_until_it_ha
     count = Counting(project, monkeypatch)
     count()
     clock()
-    label = Label.objects.filter(project=project, role="annotator").order_by("pk").first()
-    Label.objects.create(project=project, response=label.response, criterion=label.criterion,
-                         rubric_version=label.rubric_version, cohort=label.cohort,
-                         annotator=User.objects.create_user("late"), verdict="met")
+    label = Label.objects.filter(project=project, role="annotator", verdict__in=["met", "not_met"]).order_by("pk").first()
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, replace=True, verdict="not_met" if label.verdict == "met" else "met")
     count()
     assert count.calls and label.response_id in count.calls[0]
     count()
@@ -164,9 +163,11 @@ def test_the_margin_reaches_back_past_the_newest_ids(every_kind):
     committed after), or an assignment submitted then, is among the responses found changed; a
     check item's status is not (its labels never count)."""
     project = every_kind
-    label = Label.objects.filter(project=project, role="annotator").order_by("pk").first()
+    label = Label.objects.filter(project=project, role="annotator", verdict__in=["met", "not_met"]).order_by("pk").first()
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, replace=True, verdict="not_met" if label.verdict == "met" else "met")
     mark = selectors.label_mark(project=project)
-    assert label.response_id in selectors.responses_changed(project=project, since=mark, at=timezone.now())
+    assert selectors.responses_changed(project=project, since=mark, at=timezone.now()) == {label.response_id}
     assert selectors.responses_changed(project=project, since=mark, at=timezone.now() + timedelta(hours=1)) == set()
 
     later = timezone.now() + timedelta(hours=1)
@@ -190,3 +191,16 @@ def test_a_deleted_label_is_placed_on_its_response_whatever_its_history(every_ki
     mark = selectors.label_mark(project=project)
     labels_delete(label_ids=[label.pk], user=None, note="a test")
     assert selectors.responses_changed(project=project, since=mark, at=timezone.now()) >= {label.response_id}
+
+
+def test_a_change_right_after_an_import_counts_only_its_response(every_kind, monkeypatch):
+    """The project was imported a moment ago, within the margin: its import rows are in the counts
+    made since (an import changes what they rest on), so a label saved now counts only its response."""
+    project = every_kind
+    count = Counting(project, monkeypatch)
+    count()
+    label = Label.objects.filter(project=project, role="annotator", verdict__in=["met", "not_met"]).order_by("pk").first()
+    label_save(response=label.response, criterion=label.criterion, cohort=label.cohort, annotator=label.annotator,
+               changed_by=None, replace=True, verdict="not_met" if label.verdict == "met" else "met")
+    count()
+    assert count.calls == [{label.response_id}]
