@@ -334,6 +334,10 @@ class LabelHistory(models.Model):
     label keeps its history (and appends a "delete" row with its last state): ``label`` is a plain
     reference with no cascade and no database constraint, so it still names the deleted label."""
 
+    # The actions a history row may record besides the write services' own (annotate, review, ...):
+    # a deletion (``new`` None, ``old`` names the response) and a bundle import.
+    DELETE, IMPORT = "delete", "import"
+
     label = models.ForeignKey(Label, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
                               related_name="history")
     # The label's project, copied so that a project's newest change is one index lookup.

@@ -13,7 +13,7 @@ from django.utils import timezone
 from evalsite.codes import CONFLICT, NOT_FOUND
 from evalsite.converters import id_in_range
 
-from ..models import Assignment, Label
+from ..models import Assignment, Label, LabelHistory
 from . import targets as reading
 from .rules import (
     BATCH_MAX,
@@ -198,9 +198,9 @@ def labels_import_history(*, batch_id: int, project_id: int, user, note: str) ->
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {HISTORY} (label_id, project_id, changed_by_id, changed_at, action, old, new, note)"
-            f" SELECT l.id, l.project_id, %s, %s, 'import', NULL, {state}, %s FROM {LABELS} l"
+            f" SELECT l.id, l.project_id, %s, %s, %s, NULL, {state}, %s FROM {LABELS} l"
             f" WHERE l.import_batch_id = %s AND l.project_id = %s",
-            [user.pk if user is not None else None, stamp, note, batch_id, project_id],
+            [user.pk if user is not None else None, stamp, LabelHistory.IMPORT, note, batch_id, project_id],
         )
         return cursor.rowcount
 
@@ -222,7 +222,7 @@ def labels_delete(*, label_ids: Sequence[int], user, note: str = "") -> int:
         old = {"verdict": verdict, "option": option, "value": value, "rationale": rationale,
                "evidence": list(evidence or []), "role": role, "response": response, "criterion": criterion,
                "annotator": annotator, "cohort": cohort}
-        entries.append((pk, project_id, "delete", old, None, note))
+        entries.append((pk, project_id, LabelHistory.DELETE, old, None, note))
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     append_history(entries, stamp, user)
     Label.objects.filter(pk__in=[r[0] for r in rows]).delete()

@@ -18,7 +18,7 @@ from django.db import connection
 from annotation.decisions import DecisionError, decision_validate
 from annotation.labels import MAX_RATIONALE, LabelChange, label_input_check, labels_import_history, labels_write
 from annotation.markdown import response_quote_checker
-from annotation.models import Cohort, CohortMembership, Criterion, Label, Project, Response, RubricVersion
+from annotation.models import Cohort, CohortMembership, Criterion, Label, LabelHistory, Project, Response, RubricVersion
 from evalsite.fastinsert import InsertFailed, RowWriter, lock_key_share
 
 from ..models import Judge, Judgment
@@ -214,7 +214,7 @@ class LabelJudgmentSteps:
                 rationale=rationale, evidence=evidence,
             ))
         for start in range(0, len(changes), 2000):
-            labels_write(changes=changes[start:start + 2000], user=self.user, action="import", replace=True,
+            labels_write(changes=changes[start:start + 2000], user=self.user, action=LabelHistory.IMPORT, replace=True,
                          note=f"re-import of {self.reader.path.name}")
         return len(changed)
 

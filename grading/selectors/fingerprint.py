@@ -146,12 +146,12 @@ def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> se
     # An import's rows are left out: an import changes ``disputes_fingerprint``, and a count made on
     # the same fingerprint was made after it committed (rows, batch and all, in one transaction).
     recent = (LabelHistory.objects.filter(project=project).filter(Q(id__gt=since.history_id) | Q(changed_at__gte=window))
-              .exclude(action="import"))
+              .exclude(action=LabelHistory.IMPORT))
     # A deleted label's earlier rows name no label any more; its "delete" row, newer, names the response.
-    changed = set(recent.exclude(action="delete").order_by().values_list("label__response_id", flat=True).distinct())
+    changed = set(recent.exclude(action=LabelHistory.DELETE).order_by().values_list("label__response_id", flat=True).distinct())
     changed.discard(None)
     deleted = set()
-    for old in recent.filter(action="delete").order_by().values_list("old", flat=True):
+    for old in recent.filter(action=LabelHistory.DELETE).order_by().values_list("old", flat=True):
         if not (isinstance(old, dict) and old.get("response")):
             return None
         deleted.add(str(old["response"]))  # a deletion keeps the response's external id
