@@ -17,6 +17,11 @@ its routing designs' rounds are counted (a design's draws weight the routed esti
 and the counts of responses and
 criteria catch cascading deletions. An ORM ``update()`` or ``delete()`` of labels or
 judgments outside these paths is not seen; no code path of evalsite does that.
+
+The adjudication queue keeps what the cohorts decided and brings it up to date response by
+response instead: ``disputes_fingerprint`` holds what those counts rest on apart from the labels
+and the assignments' statuses (a change there counts the whole project again), ``label_mark`` where
+the labels and statuses stand, and ``responses_changed`` which responses changed since a mark.
 """
 import hashlib
 import json
