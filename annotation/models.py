@@ -354,10 +354,12 @@ class LabelHistory(models.Model):
     class Meta:
         ordering = ["label", "changed_at", "id"]
         verbose_name_plural = "label history"
-        # (project, id): a project's newest change; (project, changed_at): its changes of the last
-        # minutes (``grading.selectors.fingerprint.responses_changed``).
+        # (project, id): a project's newest change; (project, changed_at) of every row but an
+        # import's: its changes of the last minutes (``grading.selectors.fingerprint.responses_changed``),
+        # which an import's millions of rows, left out there, would bury (and an import writes no entry).
         indexes = [models.Index(fields=["project", "id"], name="labelhistory_project_id"),
-                   models.Index(fields=["project", "changed_at"], name="labelhistory_project_time")]
+                   models.Index(fields=["project", "changed_at"], name="labelhistory_project_time",
+                                condition=~models.Q(action="import"))]
 
     def __str__(self) -> str:
         return f"{self.action} {self.label_id} at {self.changed_at:%Y-%m-%d %H:%M:%S}"
