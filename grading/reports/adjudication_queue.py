@@ -273,15 +273,15 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
     candidates = sorted((set(by_response) | set(int(r) for r in low)) & set(responses.index))
     rows = responses.loc[candidates, ["external_id", "case_id", "model", "position"]]
     case_external = cases["case_external_id"].to_dict()
-    mf1_by_response = mf1.to_dict()
+    mf1_by_response = mf1.dropna().astype(float).to_dict()  # an undefined MF1 is no entry: None on the item
     items = []
     for response_id, external_id, case_id, model, position in zip(
             candidates, rows["external_id"], rows["case_id"], rows["model"], rows["position"]):
-        value = mf1_by_response.get(response_id, np.nan)
+        value = mf1_by_response.get(response_id)
         items.append(QueueItem(
             response_id=int(response_id), external_id=str(external_id), case_id=int(case_id),
             case_external_id=str(case_external[case_id]), model=str(model), position=int(position),
-            case_mf1=None if pd.isna(value) else float(value),
+            case_mf1=value,
             disputed=by_response.get(response_id, []), adjudicated=done_by_response.get(response_id, []),
         ))
     items.sort(key=lambda i: (i.case_mf1 is None, i.case_mf1 if i.case_mf1 is not None else 0.0, i.position, i.response_id))
