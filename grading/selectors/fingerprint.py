@@ -47,6 +47,16 @@ from annotation.selectors.final import FINAL_STATUSES
 from ..models import Adjudication, Judge, JudgeRun, Judgment, RoutingDesign
 
 
+def _rows_kept(project: Project) -> list:
+    """The parts both fingerprints read of the project's criteria, responses and imports: counts
+    catch cascading deletions, maxima additions, the newest rubric version a re-import."""
+    return [
+        Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
+        Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+    ]
+
+
 def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
     """sha256 (hex, 16 chars) of counts and maxima of the project's decision tables.
     ``adjudications=False``: of all but the adjudications (what the cohorts decided does not change
@@ -65,15 +75,13 @@ def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
             n=Count("id"), m=Max("id"), d=Sum("done_calls"), f=Max("finished_at")
         ),
         Adjudication.objects.filter(project=project).aggregate(n=Count("id"), u=Max("updated_at")) if adjudications else None,
-        Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
-        Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        *_rows_kept(project),
         # Submitting, checking or reopening an assignment turns its labels final or draft.
         # An assignment made or removed for a response turns the cohort checker's labels there draft or final.
         Assignment.objects.filter(project=project).aggregate(
             f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
             s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"), n=Count("id"), m=Max("id"),
         ),
-        ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         CaseQuality.objects.filter(project=project).aggregate(n=Count("id"), x=Count("id", filter=Q(excluded=True)), u=Max("updated_at")),
         judges,
         # The cohorts are sources (their names and order name the pages' comparisons), and the pairwise
@@ -95,10 +103,8 @@ def disputes_fingerprint(*, project: Project) -> str:
     parts = [
         project.pk, project.created_at,
         Project.objects.filter(pk=project.pk).values_list("data_changed_at", flat=True).first(),
-        Criterion.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id"), r=Max("rubric_version_id")),
-        Response.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
+        *_rows_kept(project),
         Assignment.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
-        ImportBatch.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         list(Cohort.objects.filter(project=project).order_by("pk").values_list("pk", "position")),
     ]
     text = json.dumps(parts, default=str, sort_keys=True)
