@@ -74,6 +74,8 @@ def run_adjudication(slug: str, database_url: str, label: str) -> None:
     q = bench_queue(slug, database_url=database_url)
     say(f"[{label}] adjudication queue, {q['n_responses']} responses", q["seconds"],
         f"s ({q['n_items']} items; target <= {q['target_seconds']:g}; command from process start {q['command_seconds']} s)")
+    say(f"[{label}] adjudication queue page, nothing counted yet (the count queued for a worker)", q["counting_page_ms"],
+        "ms")
     say(f"[{label}] adjudication queue after {q['n_changed_labels']} labels of one response changed", q["changed_seconds"],
         f"s (target <= {q['target_seconds']:g})")
     p = bench_item_page(slug, database_url=database_url)

@@ -3,6 +3,8 @@ the queue with its filters and progress, the page of one response, saving one cr
 decision through htmx (the row comes back, with the progress out of band; errors are shown in
 the row with status 200, as htmx 2 does not swap 4xx), and "next item".
 """
+import time
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -18,6 +20,11 @@ from annotation.models import Criterion, Response
 from .forms import AdjudicationForm
 from .item import adjudication_item
 from .services import AdjudicationConflict, adjudication_record
+
+
+# A background count of the queue still under way after this long is said to be slow (a full-scale
+# project's takes 10-20 s on two cores).
+COUNTING_SLOW_SECONDS = 120
 
 
 def _queue():
@@ -37,9 +44,17 @@ def queue_page(request, slug: str):
     filters = _filters(request)
     error = None
     try:
-        queue = _queue().adjudication_queue(project=project, filters=filters)
-    except ValueError as exc:
-        error, queue = str(exc), _queue().adjudication_queue(project=project)
+        try:
+            queue = _queue().adjudication_queue(project=project, filters=filters, background=True)
+        except ValueError as exc:
+            error, queue = str(exc), _queue().adjudication_queue(project=project, background=True)
+    except _queue().QueueCounting as counting:
+        waited = None if counting.since is None else max(0, round(time.time() - counting.since))
+        return render(request, "grading/adjudication/queue.html", {
+            "project": project, "counting": counting, "filters": filters, "waited": waited,
+            "stuck": waited is not None and waited > COUNTING_SLOW_SECONDS,
+            "counting_minutes": _queue().COUNTING_SECONDS // 60,
+        })
     page = Paginator(queue.items, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -98,7 +113,11 @@ def next_item(request, slug: str):
     """The first open item of the queue (after ``?after=<response id>``, wrapping around), or the
     queue page when nothing is left."""
     project = project_get_for(user=request.user, action="adjudicate", slug=slug)
-    queue = _queue().adjudication_queue(project=project, filters={**_filters(request), "status": "open"})
+    try:
+        queue = _queue().adjudication_queue(project=project, filters={**_filters(request), "status": "open"},
+                                            background=True)
+    except (_queue().QueueCounting, ValueError):
+        return redirect("adjudication-queue", slug=slug)  # it says how the count stands, or what is wrong
     after = request.GET.get("after")
     ids = [i.response_id for i in queue.items]
     if after and after.isdigit() and int(after) in ids:

@@ -16,9 +16,14 @@ It is also a report (SPEC §5 ``adjudication_queue``): computed on each request 
 it changes as items are settled) and read by adjudicators, not viewers. What the cohorts decided,
 counted from every final label of the project, is kept in the cache and brought up to date for the
 responses whose labels or assignment statuses changed since (``_counted_disputes``); which items are
-settled is read on each request.
+settled is read on each request. When nothing kept can be brought up to date (a new project, after an
+import or a changed rubric), counting the whole project takes seconds to tens of seconds at full
+scale: the pages have that count made by a worker (``queue_count_start``, also queued when an import
+job ends) and say so until it is there, instead of holding the request.
 """
 import json
+import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -35,11 +40,14 @@ from grading import metrics
 
 from .. import selectors
 from ..models import Adjudication
+from ..queueing import task_send
 from ..selectors import ITEM, fetch_frame
 from ..sources import project_sources
 from .agreement import binary_pairs
 from .inputs import ReportInputs
 from .registry import Flag, Params, Report, register
+
+logger = logging.getLogger(__name__)
 
 STATUSES = ("open", "done", "all")
 CACHE_SECONDS = 24 * 3600
@@ -51,6 +59,11 @@ REFRESH_MAX = 2_000
 # Part of the kept counts' cache key: a change of what is kept there makes a new key, so an entry of
 # an earlier shape is never read.
 KEPT_VERSION = 2
+# A background count queued this long ago is taken as lost (its worker gone); the next look queues it again.
+COUNTING_SECONDS = 600
+# How long a failed background count is shown before the next look tries again.
+COUNT_FAILED_SECONDS = 60
+COUNT_TASK = "grading.adjudication_queue_count"  # grading.reports.tasks.queue_count_task
 FALLBACK_QUERIES = 3  # deciding the responses counts cannot: labels, cohort names, criterion kinds
 FILTERS = ("model", "difficulty", "register", "theme", "specialty", "tag", "status")
 
@@ -138,15 +151,21 @@ class _Kept:
     counts_key: str
 
 
-def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
+def _kept_key(*, project: Project, cohorts) -> str:
+    pair = [c.obj for c in cohorts[:2]]
+    return f"evalsite:queue-disputes:{KEPT_VERSION}:{project.pk}:{'-'.join(str(c.pk) for c in pair if c)}"
+
+
+def _counted_disputes(*, project: Project, cohorts, whole: bool = True) -> selectors.CohortDisputes | None:
     """``selectors.cohort_disputes`` of the first two cohorts, kept in the cache and brought up to
     date response by response: counting a full-scale project's labels takes many seconds, while
     the responses whose labels or assignments changed since the last count are a few, counted in
     milliseconds. A change that is not a label's or an assignment status's (``base``: a criterion,
     a response, a cohort, an assignment made or removed, an import, an admin edit) counts the whole
-    project again; an adjudication changes nothing here."""
+    project again; an adjudication changes nothing here. ``whole=False``: None instead of counting
+    the whole project (the page then has it counted in the background, ``queue_count_start``)."""
     pair = [c.obj for c in cohorts[:2]] + [None, None]
-    key = f"evalsite:queue-disputes:{KEPT_VERSION}:{project.pk}:{'-'.join(str(c.pk) for c in pair if c)}"
+    key = _kept_key(project=project, cohorts=cohorts)
     at = timezone.now()  # before the mark: a change made from now on is after it, or within its margins
     base = selectors.disputes_fingerprint(project=project)
     mark = selectors.label_mark(project=project)
@@ -166,6 +185,8 @@ def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
                 cache.set(counts_key, counted, CACHE_SECONDS)
             cache.set(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), CACHE_SECONDS)
             return counted
+    if not whole:
+        return None
     counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
     counts_key = f"{key}:{at.timestamp()}"
     cache.set(counts_key, counted, CACHE_SECONDS)
@@ -173,13 +194,74 @@ def _counted_disputes(*, project: Project, cohorts) -> selectors.CohortDisputes:
     return counted
 
 
-def queue_disputes(*, inputs: ReportInputs, cohorts) -> tuple[pd.DataFrame, pd.Series, int]:
+class QueueCounting(Exception):
+    """The queue cannot be read yet: the cohorts' decisions are being counted in the background,
+    queued at ``since`` (epoch seconds), or that count failed (``error``, its first line)."""
+
+    def __init__(self, *, since: float | None = None, error: str | None = None):
+        super().__init__(error or "counting the cohorts' decisions")
+        self.since, self.error = since, error
+
+
+def _counting_marks(project: Project, cohorts) -> tuple[str, str]:
+    key = _kept_key(project=project, cohorts=cohorts)
+    return f"{key}:counting", f"{key}:failed"
+
+
+def queue_count(*, project: Project) -> None:
+    """Count the cohorts' decisions of ``project`` into the kept counts (``_counted_disputes``), as
+    the queue page reads them: what the background task runs, after an import and when the page
+    found nothing kept. A failure is logged and remembered for ``COUNT_FAILED_SECONDS`` (the page
+    says why instead of waiting); the next look after that queues a new count."""
+    cohorts = project_sources(project=project)["cohorts"][:2]
+    counting, failed = _counting_marks(project, cohorts)
+    try:
+        _counted_disputes(project=project, cohorts=cohorts)
+    except Exception as exc:
+        logger.exception("counting the adjudication queue of project %r failed", project.slug)
+        text = str(exc).strip().splitlines()
+        cache.set(failed, f"{exc.__class__.__name__}: {text[0] if text else ''}".rstrip(": "), COUNT_FAILED_SECONDS)
+    finally:
+        cache.delete(counting)
+
+
+def queue_count_start(*, project: Project, cohorts=None) -> None:
+    """Queue the background count of ``project``'s queue unless one is queued or under way (one
+    count for any number of pages looking at once). A count whose worker is gone is taken as
+    ended after ``COUNTING_SECONDS``; the next look queues it again."""
+    cohorts = project_sources(project=project)["cohorts"][:2] if cohorts is None else cohorts
+    counting, _ = _counting_marks(project, cohorts)
+    if cache.add(counting, time.time(), COUNTING_SECONDS):
+        task_send(COUNT_TASK, kwargs={"project_id": project.pk}, watch_after=None)  # by name: the task imports this module
+
+
+def _counted_or_counting(*, project: Project, cohorts) -> selectors.CohortDisputes:
+    """The kept counts when they can be read or brought up to date in the request; otherwise the
+    whole project is counted in the background (``queue_count_start``; under eager Celery it is
+    counted when that returns) and QueueCounting says since when, or why that count failed."""
+    counted = _counted_disputes(project=project, cohorts=cohorts, whole=False)
+    if counted is not None:
+        return counted
+    counting, failed = _counting_marks(project, cohorts)
+    error = cache.get(failed)
+    if error is None:
+        queue_count_start(project=project, cohorts=cohorts)
+        counted = _counted_disputes(project=project, cohorts=cohorts, whole=False)
+        if counted is not None:
+            return counted
+        error = cache.get(failed)
+    since = cache.get(counting)
+    raise QueueCounting(since=float(since) if isinstance(since, (int, float)) else None, error=error)
+
+
+def queue_disputes(*, inputs: ReportInputs, cohorts, background: bool = False) -> tuple[pd.DataFrame, pd.Series, int]:
     """The disputed items (response_id, criterion_id; over every cohort, by the gold rule) and the
     case-level MF1 of each response between ``cohorts`` (the first two), of the responses reports
     count, and how many draft labels the project has (none of them counted). Counted in the
     database (``selectors.cohort_disputes``); the responses whose labels counts cannot decide
-    (options, values, a third cohort) are decided through the decision frames."""
-    counted = _counted_disputes(project=inputs.project, cohorts=cohorts)
+    (options, values, a third cohort) are decided through the decision frames. ``background``: a
+    whole count is not made here but queued (QueueCounting, see ``_counted_or_counting``)."""
+    counted = (_counted_or_counting if background else _counted_disputes)(project=inputs.project, cohorts=cohorts)
     disputed, pairs = counted.disputed, counted.pairs
     if counted.fallback:
         fallback = sorted(counted.fallback)
@@ -246,9 +328,11 @@ def _matches(item: QueueItem, filters: dict, cases: dict, tags: dict) -> bool:
 
 
 def adjudication_queue(*, project: Project, threshold: float | None = None, filters: dict | None = None,
-                       inputs: ReportInputs | None = None) -> Queue:
+                       inputs: ReportInputs | None = None, background: bool = False) -> Queue:
     """The queue of ``project``; ``filters`` keys: model, difficulty, register, theme, specialty,
-    tag (a criterion tag of a disputed criterion) and status (open — the default — done or all)."""
+    tag (a criterion tag of a disputed criterion) and status (open — the default — done or all).
+    ``background`` (the pages): when the cohorts' decisions would have to be counted over the whole
+    project, that count is queued instead and QueueCounting raised (``queue_disputes``)."""
     filters = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
@@ -261,9 +345,8 @@ def adjudication_queue(*, project: Project, threshold: float | None = None, filt
         raise ValueError(f"threshold {threshold} is not between 0 and 1")
     inputs = inputs or ReportInputs(project)
     cohorts = project_sources(project=project)["cohorts"][:2]
+    disputed, mf1, drafts = queue_disputes(inputs=inputs, cohorts=cohorts, background=background)
     responses, cases = inputs.response_keys, inputs.cases
-
-    disputed, mf1, drafts = queue_disputes(inputs=inputs, cohorts=cohorts)
     adjudicated = fetch_frame(Adjudication.objects.filter(project=project).values_list(*ITEM), ITEM)
     adjudicated = adjudicated.merge(disputed, on=ITEM, how="inner")
 

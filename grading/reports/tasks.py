@@ -119,3 +119,14 @@ def report_compute(*, project_id: int, report: str, data: dict, ci: bool, subset
 @shared_task(name="grading.reports.compute")
 def report_task(*, project_id: int, report: str, data: dict, ci: bool, subset: dict | None, key: str) -> None:
     report_compute(project_id=project_id, report=report, data=data, ci=ci, subset=subset, key=key)
+
+
+@shared_task(name="grading.adjudication_queue_count", ignore_result=True)
+def queue_count_task(*, project_id: int) -> None:
+    """Count the cohorts' decisions of a project for its adjudication queue, which the queue page
+    then reads (``adjudication_queue.queue_count``: it logs and remembers a failure)."""
+    from .adjudication_queue import queue_count  # lazy: the report brings pandas
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is not None:  # a project deleted meanwhile has nothing to count
+        queue_count(project=project)

@@ -490,3 +490,23 @@ def test_only_the_focused_criterions_quotes_are_marked(page, login, transactiona
         assert "rgba(0, 0, 0, 0)" not in body.locator("mark.quote", has_text=text).evaluate(
             "m => getComputedStyle(m).backgroundColor")
     page.screenshot(path=str(screenshots / "adjudication-quotes.png"), full_page=True)
+
+
+def test_the_queue_counted_in_the_background_appears_by_itself(page, login, study, monkeypatch):
+    """The first look at a project's queue, with nothing counted yet and a worker that has not run the
+    count: the page says it is counting, then shows the queue once the count is there, unreloaded."""
+    from grading.reports import tasks
+
+    counts: list[dict] = []
+    monkeypatch.setattr(tasks.queue_count_task, "delay", lambda **kwargs: counts.append(kwargs))
+    login("adj", PASSWORD)
+    page.goto("/projects/ward/adjudication/")
+    expect(page.locator("#queue-counting")).to_contain_text("Counting the cohorts' decisions")
+    expect(page.locator("#queue")).to_have_count(0)
+    page.screenshot(path=str(study["shots"] / "adjudication-queue-counting.png"), full_page=True)
+    assert counts == [{"project_id": study["ward"].pk}]
+
+    tasks.queue_count_task(**counts[0])  # the worker's turn
+    expect(page.locator("#queue tbody tr[data-response]")).to_have_count(3)
+    expect(page.locator("#queue-counting")).to_have_count(0)
+    assert len(counts) == 1  # the page's looks while it counted queued nothing more

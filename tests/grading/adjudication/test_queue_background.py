@@ -1,0 +1,135 @@
+"""When the queue's counts must be made over the whole project (nothing kept, or kept counts of an
+earlier import), the pages have a worker count them instead of holding the request (issue 26: the
+queue answers in at most 2 s at full scale, where a whole count takes 12-19 s): the queue page says
+it is counting and polls, one count is queued for any number of looks, the page shows the queue
+once the count is there, a failed count is shown with its reason (never a 500), "next item" goes
+to the queue page meanwhile, and an import job queues the count as it ends."""
+import io
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.labels.write import labels_delete
+from annotation.models import Label, Project, Response
+from grading import selectors
+from grading.reports import tasks
+from grading.jobs import data_job_import_start, data_job_run
+from grading.models import DataJob
+from grading.reports import adjudication_queue as queue_module
+from grading.sources import project_sources
+from tests.bundles import write_bundle
+from tests.grading.adjudication.conftest import queue_parts
+from tests.roles import grant
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """The count task's sends, recorded instead of run (as when a worker picks them up later)."""
+    sent = []
+    monkeypatch.setattr(tasks.queue_count_task, "delay", lambda **kwargs: sent.append(kwargs))
+    return sent
+
+
+@pytest.fixture
+def adj_client(client, queue_project):
+    user = get_user_model().objects.create_user(username="adj", password="pw-12345")
+    client.force_login(grant(user, queue_project, "adjudicator"))
+    return client
+
+
+def url(name: str) -> str:
+    return reverse(name, args=["queue"])
+
+
+def kept(project) -> bool:
+    cohorts = project_sources(project=project)["cohorts"][:2]
+    return queue_module._counted_disputes(project=project, cohorts=cohorts, whole=False) is not None
+
+
+def test_the_page_counts_in_the_background_and_shows_the_queue_when_the_count_is_there(adj_client, queue_project, queued):
+    page = adj_client.get(url("adjudication-queue"))
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="queue-counting"' in html and 'id="queue"' not in html
+    assert "Counting the cohorts' decisions" in html and 'hx-trigger="load delay:2s"' in html  # it polls
+    assert queued == [{"project_id": queue_project.pk}]
+    # Looking again while it counts queues nothing more, and "next item" goes to the queue page.
+    assert adj_client.get(url("adjudication-queue")).status_code == 200
+    assert adj_client.get(url("adjudication-next"))["Location"] == url("adjudication-queue")
+    assert len(queued) == 1 and not kept(queue_project)
+
+    tasks.queue_count_task(**queued[0])  # the worker's turn
+    html = adj_client.get(url("adjudication-queue")).content.decode()
+    assert 'id="queue-counting"' not in html and 'id="queue"' in html
+    assert html.count('data-response="') == 5 and len(queued) == 1
+
+
+def test_a_count_of_a_few_changed_responses_is_made_in_the_request(adj_client, queue_project, queued, clock):
+    tasks.queue_count_task(project_id=queue_project.pk)
+    clock(60)
+    # r1's one dispute is group-2's "not met" on c1-k1: without that label, the cohorts agree on r1.
+    disputing = Label.objects.get(response__external_id="r1", criterion__external_id="c1-k1", cohort__name="group-2")
+    labels_delete(label_ids=[disputing.pk], user=None, note="one changed response")
+    clock(60)
+    html = adj_client.get(url("adjudication-queue")).content.decode()
+    assert 'id="queue"' in html and queued == []
+    assert html.count('data-response="') == 4
+    assert f'data-response="{Response.objects.get(external_id="r1").pk}"' not in html
+
+
+def test_a_failed_count_says_why_and_the_next_look_after_a_while_counts_again(adj_client, queue_project, queued,
+                                                                             monkeypatch, caplog):
+    def broken(**kwargs):
+        raise RuntimeError("the database went away\nsecond line")
+
+    monkeypatch.setattr(selectors, "cohort_disputes", broken)
+    adj_client.get(url("adjudication-queue"))
+    tasks.queue_count_task(**queued[0])
+    assert "counting the adjudication queue of project 'queue' failed" in caplog.text
+    page = adj_client.get(url("adjudication-queue"))
+    html = page.content.decode()
+    assert page.status_code == 200 and "Counting the cohorts' decisions failed: RuntimeError: the database went away" in html
+    assert "second line" not in html and "hx-trigger" not in html and len(queued) == 1  # no polling, nothing queued
+    # The failure is remembered for a while; once it is gone, the next look queues a new count.
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    cache.delete(queue_module._counting_marks(queue_project, cohorts)[1])
+    adj_client.get(url("adjudication-queue"))
+    assert len(queued) == 2
+
+
+def test_a_lost_count_is_queued_again_once_its_mark_lapses(adj_client, queue_project, queued):
+    adj_client.get(url("adjudication-queue"))
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    cache.delete(queue_module._counting_marks(queue_project, cohorts)[0])  # what COUNTING_SECONDS does
+    adj_client.get(url("adjudication-queue"))
+    assert len(queued) == 2
+
+
+def test_under_eager_celery_the_first_look_shows_the_queue(adj_client, queue_project):
+    html = adj_client.get(url("adjudication-queue")).content.decode()
+    assert 'id="queue"' in html and 'id="queue-counting"' not in html and kept(queue_project)
+
+
+def test_the_command_and_the_report_still_count_in_the_process(queue_project, queued):
+    queue = queue_module.adjudication_queue(project=queue_project)
+    assert len(queue.items) == 5 and queued == []
+
+
+def test_an_import_job_queues_the_count_as_it_ends(db, tmp_path, settings, queued):
+    settings.EVALSITE_JOBS_DIR = tmp_path / "jobs"
+    user = get_user_model().objects.create_superuser(username="root", password="pw-12345")
+    bundle = write_bundle(tmp_path / "queue", queue_parts())
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in bundle.iterdir():
+            archive.write(path, path.name)
+    job = data_job_import_start(upload=SimpleUploadedFile("queue.zip", data.getvalue()), user=user)
+    job = data_job_run(job_id=job.pk)  # what the job's task runs (its send waits for a commit, never here)
+    assert job.status == DataJob.FINISHED, job.error
+    project = Project.objects.get(slug="queue")
+    assert queued == [{"project_id": project.pk}]
+    tasks.queue_count_task(**queued[0])
+    assert kept(project)
