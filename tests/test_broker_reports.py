@@ -101,3 +101,47 @@ def test_identical_requests_share_one_computation_on_a_worker(transactional_db, 
         workers.stop()
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE {TABLE}")
+
+
+@pytest.mark.broker
+@pytest.mark.skipif(not BROKER.startswith("redis://"), reason="needs CELERY_BROKER_URL=redis://...")
+def test_the_adjudication_queue_is_counted_by_a_worker_and_the_page_shows_it(transactional_db, mini_bundle, monkeypatch,
+                                                                           settings):
+    """The queue page with nothing counted queues the count by its task's name; a real worker process
+    knows that name, counts into the shared cache, and the page's next look shows the queue. Looks
+    while it counts queue nothing more."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker process must share the test database: PostgreSQL only")
+    from grading.reports import adjudication_queue
+
+    settings.CACHES = {"default": {"BACKEND": "evalsite.cache.DatabaseCache", "LOCATION": TABLE}}
+    call_command("createcachetable", verbosity=0)
+    bundle_import(path=mini_bundle)
+    client = Client()
+    client.force_login(grant(get_user_model().objects.create_user("adj"), Project.objects.get(slug="mini"), "adjudicator"))
+    env, backend = _worker_env()
+    workers = SoloWorkers(env=env, broker=BROKER, backend=backend, prefix="queue-test")
+    sent = []
+
+    def send(name, *, kwargs, watch_after, send=None):  # as the site sends it, to this test's own queue
+        sent.append(name)
+        workers.client.send_task(name, kwargs=kwargs, queue=workers.queue)
+
+    monkeypatch.setattr(adjudication_queue, "task_send", send)
+    url = "/projects/mini/adjudication/"
+    try:
+        first = client.get(url).content.decode()
+        assert 'id="queue-counting"' in first and 'id="queue"' not in first and sent == [adjudication_queue.COUNT_TASK]
+        assert 'id="queue-counting"' in client.get(url).content.decode() and len(sent) == 1
+        workers.start("solo")
+
+        def shown():
+            html = client.get(url).content.decode()
+            return html if 'id="queue"' in html else None
+
+        html = wait_for(shown, 120, "the queue counted by the worker", every=0.25)
+        assert 'data-response="' in html and len(sent) == 1
+    finally:
+        workers.stop()
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE {TABLE}")
