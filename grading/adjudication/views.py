@@ -21,7 +21,6 @@ from .forms import AdjudicationForm
 from .item import adjudication_item
 from .services import AdjudicationConflict, adjudication_record
 
-
 # A background count of the queue still under way after this long is said to be slow (a full-scale
 # project's takes 10-20 s on two cores).
 COUNTING_SLOW_SECONDS = 120

@@ -10,7 +10,9 @@ with ``{"status": "pending", "status_url", "since"}`` and the status URL in ``Lo
 (``/api/projects/{slug}/reports/status/{token}/``, the request signed into its token). The status
 URL answers 202 until the result is there, then 200 with it, or why the computation ended without
 one. Under eager Celery (the tests) the first request answers at once. A report that is not cached
-(the adjudication queue, a live reading) is computed in the request.
+(the adjudication queue, a live reading) is computed in the request; when what it reads must first be
+prepared by a worker (``Report.prepares``: the queue's whole count after an import), it answers 202
+the same way until that is done.
 
 The endpoint parses the parameters with the report's own schema and computes with its compute
 function (``Report.run``), as the command does, so options, defaults, errors and results cannot drift
@@ -23,6 +25,7 @@ any other name of something the project does not have, a criterion: ``LookupErro
 the project's data cannot give (no attributed judges for a bias matrix...) a 409.
 """
 import re
+import time
 from datetime import datetime, timezone
 
 from django.core import signing
@@ -42,7 +45,17 @@ from evalsite.api_errors import refusal
 from evalsite.api_schema import text_schema
 from evalsite.throttling import UserRateThrottle
 from grading.reports.background import report_state
-from grading.reports.registry import Flag, Params, RegistryRoutes, Report, ReportUnavailable, SourceField, computed_reports, report_get
+from grading.reports.registry import (
+    Flag,
+    Params,
+    RegistryRoutes,
+    Report,
+    ReportPreparing,
+    ReportUnavailable,
+    SourceField,
+    computed_reports,
+    report_get,
+)
 from grading.reports.subset import subset_parse, subset_summary
 
 from .common import responses
@@ -194,7 +207,11 @@ def report_answer(request, *, report: Report, project, query: dict) -> ApiRespon
         return ApiResponse({"models": [_detail(exc)]}, status=status.HTTP_400_BAD_REQUEST)
     if not report.cached:  # a live reading (the adjudication queue): computed in the request, as it is cheap
         try:
-            result = report.run(project=project, ci=ci, **params)
+            result = report.run(project=project, ci=ci, background=True, **params)
+        except ReportPreparing as exc:  # what it reads is being prepared by a worker (or that failed)
+            if exc.error is not None:
+                return ApiResponse({"detail": exc.error}, status=ERROR_STATUS["failed"])
+            return _pending(request, project, report, query, exc.since or time.time())
         except (KeyError, IndexError):
             raise  # a fault of the code, not of the request
         except (ValueError, LookupError) as exc:
@@ -296,8 +313,9 @@ def report_view(report: Report):
     get = extend_schema(
         operation_id=f"report_{report.key}", summary=f"The {report.key} report (manage.py {report.key} --json)",
         description=report.help or report.title,
-        parameters=[*report_parameters(report), *PENDING_HEADERS] if report.cached else report_parameters(report),
-        responses=responses({200: OpenApiTypes.OBJECT, **({202: PENDING} if report.cached else {})}, {
+        parameters=[*report_parameters(report), *PENDING_HEADERS] if report.cached or report.prepares
+        else report_parameters(report),
+        responses=responses({200: OpenApiTypes.OBJECT, **({202: PENDING} if report.cached or report.prepares else {})}, {
             400: OpenApiTypes.OBJECT, 409: OpenApiResponse(
                 OpenApiTypes.OBJECT, description="the project's data cannot give this report as asked (detail says why)")}),
     )(get)

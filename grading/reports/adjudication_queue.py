@@ -45,7 +45,7 @@ from ..selectors import ITEM, fetch_frame
 from ..sources import project_sources
 from .agreement import binary_pairs
 from .inputs import ReportInputs
-from .registry import Flag, Params, Report, register
+from .registry import Flag, Params, Report, ReportPreparing, register
 
 logger = logging.getLogger(__name__)
 
@@ -194,13 +194,9 @@ def _counted_disputes(*, project: Project, cohorts, whole: bool = True) -> selec
     return counted
 
 
-class QueueCounting(Exception):
+class QueueCounting(ReportPreparing):
     """The queue cannot be read yet: the cohorts' decisions are being counted in the background,
     queued at ``since`` (epoch seconds), or that count failed (``error``, its first line)."""
-
-    def __init__(self, *, since: float | None = None, error: str | None = None):
-        super().__init__(error or "counting the cohorts' decisions")
-        self.since, self.error = since, error
 
 
 def _counting_marks(project: Project, cohorts) -> tuple[str, str]:
@@ -423,13 +419,13 @@ class AdjudicationQueueParams(Params):
     tag = serializers.CharField(required=False, allow_null=True, default=None, help_text="only items of this tag")
 
 
-def adjudication_queue_compute(*, inputs, threshold=None, all=False, **filters) -> dict:
-    return queue_json(adjudication_queue(project=inputs.project, threshold=threshold,
+def adjudication_queue_compute(*, inputs, threshold=None, all=False, background=False, **filters) -> dict:
+    return queue_json(adjudication_queue(project=inputs.project, threshold=threshold, background=background,
                                          filters={**filters, "status": "all" if all else "open"}))
 
 
 ADJUDICATION_QUEUE = register(Report(
     key="adjudication_queue", title="Adjudication queue", help="The adjudication queue of a project, in order.",
     params=AdjudicationQueueParams, compute=adjudication_queue_compute,
-    intervals=False, subset=False, counted=False, cached=False, action="adjudicate", cannot_assess="zero",
+    intervals=False, subset=False, counted=False, cached=False, prepares=True, action="adjudicate", cannot_assess="zero",
 ))

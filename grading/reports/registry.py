@@ -133,6 +133,16 @@ class ReportUnavailable(ValueError):
     matrix...): not a wrong parameter but a state of the project (the API answers 409)."""
 
 
+class ReportPreparing(Exception):
+    """A live report (``Report.prepares``) asked not to wait: what it reads is being prepared by
+    a worker, queued at ``since`` (epoch seconds; the API answers 202 until it is there), or that
+    failed (``error``, one line; the API answers 500 with it)."""
+
+    def __init__(self, *, since: float | None = None, error: str | None = None):
+        super().__init__(error or "being prepared in the background")
+        self.since, self.error = since, error
+
+
 class NumberField(serializers.FloatField):
     """A finite number (DRF's FloatField takes ``nan`` and ``inf``); with ``exclusive_minimum``,
     more than ``min_value`` (the API's schema says so: ``exclusiveMinimum``)."""
@@ -244,6 +254,9 @@ class Report:
     source does not decide); ``cannot_assess`` is the strategy a report without a ``strategy``
     parameter always applies (``FIXED_STRATEGIES``); ``action`` is the project
     action a reader needs (``annotation.access``). A report without ``compute`` is a page only.
+    ``prepares``: a live report (not cached) whose ``compute`` takes ``background``: with it, what
+    the report reads that would take long to prepare is left to a worker and ReportPreparing says
+    so (the API's 202); without it (the command), it is prepared in the process.
 
     Whatever the report, its result and its printed JSON (command and API) name the cannot-assess
     strategy in use (``cannot_assess_strategy``) and, when counted, what was left out: added here,
@@ -259,6 +272,7 @@ class Report:
     subset: bool = True
     counted: bool = True
     cached: bool = True
+    prepares: bool = False
     cannot_assess: str = ""
     action: str = "view"
     page: Page | None = None
@@ -270,8 +284,9 @@ class Report:
     def parse(self, *, project, data: dict, local_only: bool = False) -> dict:
         return params_parse(self.params, project=project, data=data, local_only=local_only)
 
-    def run(self, *, project, inputs=None, ci: bool = False, **params) -> dict:
-        """The cached result for validated ``params`` (sources as ``Source``)."""
+    def run(self, *, project, inputs=None, ci: bool = False, background: bool = False, **params) -> dict:
+        """The cached result for validated ``params`` (sources as ``Source``). ``background``: a
+        report that ``prepares`` raises ReportPreparing rather than preparing its inputs here."""
         from .inputs import ReportInputs  # lazy: pandas loads on first use, not when Django starts
 
         project = project_get(slug=project) if isinstance(project, str) else project
@@ -279,6 +294,8 @@ class Report:
         if self.inputs_from and params.get(self.inputs_from) is not None:
             inputs = inputs.for_source(params[self.inputs_from])
         extra = {"ci": True} if ci else {}
+        if background and self.prepares:
+            extra["background"] = True
 
         def compute() -> dict:
             result = self.compute(inputs=inputs, **params, **extra)

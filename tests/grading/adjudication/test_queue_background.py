@@ -16,10 +16,10 @@ from django.urls import reverse
 from annotation.labels.write import labels_delete
 from annotation.models import Label, Project, Response
 from grading import selectors
-from grading.reports import tasks
 from grading.jobs import data_job_import_start, data_job_run
 from grading.models import DataJob
 from grading.reports import adjudication_queue as queue_module
+from grading.reports import tasks
 from grading.sources import project_sources
 from tests.bundles import write_bundle
 from tests.grading.adjudication.conftest import queue_parts
@@ -133,3 +133,37 @@ def test_an_import_job_queues_the_count_as_it_ends(db, tmp_path, settings, queue
     assert queued == [{"project_id": project.pk}]
     tasks.queue_count_task(**queued[0])
     assert kept(project)
+
+
+def test_the_queue_api_answers_202_while_it_counts_then_the_queue(adj_client, queue_project, queued):
+    """The API, as the page: 202 with a status URL while a worker counts, then 200 with the queue at
+    the status URL and at the report's URL; the command's JSON either way."""
+    url = "/api/projects/queue/reports/adjudication_queue/"
+    pending = adj_client.get(url)
+    assert pending.status_code == 202 and pending.json()["status"] == "pending"
+    status_url = pending["Location"]
+    assert pending.json()["status_url"] == status_url and pending["Retry-After"] == "2"
+    assert adj_client.get(status_url).status_code == 202 and len(queued) == 1  # still counting: nothing more queued
+
+    tasks.queue_count_task(**queued[0])
+    done = adj_client.get(status_url)
+    assert done.status_code == 200, done.content
+    assert [i["response_id"] for i in done.json()["items"]] == ["r2", "r5", "r6", "r1", "r7"]
+    assert adj_client.get(url).json() == done.json() and len(queued) == 1
+
+
+def test_the_queue_api_says_why_a_count_failed(adj_client, queue_project, queued, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(selectors, "cohort_disputes", broken)
+    adj_client.get("/api/projects/queue/reports/adjudication_queue/")
+    tasks.queue_count_task(**queued[0])
+    failed = adj_client.get("/api/projects/queue/reports/adjudication_queue/")
+    assert failed.status_code == 500 and failed.json() == {"detail": "RuntimeError: the database went away"}
+
+
+def test_the_schema_says_the_queue_may_answer_202(adj_client):
+    schema = adj_client.get("/api/schema/", {"format": "json"}).json()
+    answers = schema["paths"]["/api/projects/{slug}/reports/adjudication_queue/"]["get"]["responses"]
+    assert "202" in answers and "200" in answers
