@@ -240,13 +240,15 @@ def _counted_or_counting(*, project: Project, cohorts) -> selectors.CohortDisput
         return counted
     counting, failed = _counting_marks(project, cohorts)
     error = cache.get(failed)
+    since = None
     if error is None:
         queue_count_start(project=project, cohorts=cohorts)
-        counted = _counted_disputes(project=project, cohorts=cohorts, whole=False)
-        if counted is not None:
-            return counted
-        error = cache.get(failed)
-    since = cache.get(counting)
+        since = cache.get(counting)
+        if since is None:  # ended already (eager Celery counts as it queues): read what it kept, or why it failed
+            counted = _counted_disputes(project=project, cohorts=cohorts, whole=False)
+            if counted is not None:
+                return counted
+            error = cache.get(failed)
     raise QueueCounting(since=float(since) if isinstance(since, (int, float)) else None, error=error)
 
 
