@@ -56,6 +56,8 @@ CACHE_SECONDS = 24 * 3600
 SETTLED = timedelta(seconds=30)
 # Beyond this many changed responses, counting the whole project again is about as quick.
 REFRESH_MAX = 2_000
+# How long counts replaced by newer ones stay readable (by a request that read the pointer to them just before).
+SUPERSEDED_SECONDS = 60
 # Part of the kept counts' cache key: a change of what is kept there makes a new key, so an entry of
 # an earlier shape is never read.
 KEPT_VERSION = 2
@@ -183,15 +185,24 @@ def _counted_disputes(*, project: Project, cohorts, whole: bool = True) -> selec
                     selectors.cohort_disputes(project=project, a=pair[0], b=pair[1], response_ids=changed), changed)
                 counts_key = f"{key}:{at.timestamp()}"
                 cache.set(counts_key, counted, CACHE_SECONDS)
-            cache.set(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), CACHE_SECONDS)
+            _keep(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), kept)
             return counted
     if not whole:
         return None
     counted = selectors.cohort_disputes(project=project, a=pair[0], b=pair[1])
     counts_key = f"{key}:{at.timestamp()}"
     cache.set(counts_key, counted, CACHE_SECONDS)
-    cache.set(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), CACHE_SECONDS)
+    _keep(key, _Kept(base=base, mark=mark, at=at, counts_key=counts_key), kept)
     return counted
+
+
+def _keep(key: str, new: _Kept, old: _Kept | None) -> None:
+    """Point ``key`` at ``new``; counts it replaced (megabytes at full scale, one entry per refresh)
+    expire ``SUPERSEDED_SECONDS`` later instead of a day, still there for a request that read the
+    old pointer a moment ago."""
+    cache.set(key, new, CACHE_SECONDS)
+    if old is not None and old.counts_key != new.counts_key:
+        cache.touch(old.counts_key, SUPERSEDED_SECONDS)
 
 
 class QueueCounting(ReportPreparing):

@@ -204,3 +204,30 @@ def test_a_change_right_after_an_import_counts_only_its_response(every_kind, mon
                changed_by=None, replace=True, verdict="not_met" if label.verdict == "met" else "met")
     count()
     assert count.calls == [{label.response_id}]
+
+
+def test_counts_replaced_by_newer_ones_expire_soon_and_stay_readable_meanwhile(every_kind, monkeypatch, clock, exact):
+    """Every refresh that counts a changed response keeps new counts (megabytes at full scale): the ones
+    they replace are set to expire a minute later, not a day, and can still be read until then."""
+    from django.core.cache import cache
+
+    project = every_kind
+    cohorts = project_sources(project=project)["cohorts"][:2]
+    key = queue_module._kept_key(project=project, cohorts=cohorts)
+    touched = []
+    touch = cache.touch
+    monkeypatch.setattr(cache, "touch", lambda k, timeout=None: touched.append((k, timeout)) or touch(k, timeout))
+    queue_module._counted_disputes(project=project, cohorts=cohorts)
+    first = cache.get(key).counts_key
+    clock()
+    r1 = Response.objects.filter(project=project).order_by("pk").first()
+    labels_delete(label_ids=list(Label.objects.filter(response=r1, role="annotator").values_list("pk", flat=True)[:1]),
+                  user=None, note="a test")
+    clock()
+    queue_module._counted_disputes(project=project, cohorts=cohorts)
+    second = cache.get(key).counts_key
+    assert second != first and touched == [(first, queue_module.SUPERSEDED_SECONDS)]
+    assert cache.get(first) is not None  # still there for a reader of the old pointer
+    clock()
+    queue_module._counted_disputes(project=project, cohorts=cohorts)
+    assert cache.get(key).counts_key == second and len(touched) == 1  # nothing changed: nothing replaced
