@@ -51,3 +51,23 @@ def test_a_failed_import_is_not_taken_for_done(tmp_path, monkeypatch):
     except RuntimeError:
         pass
     assert not modules.done
+
+
+def test_a_module_that_asks_while_it_is_imported_does_not_mark_discovery_done(tmp_path, monkeypatch):
+    """A module imported directly (not by discovery) whose declaration asks for discovery gets the
+    modules as far as they are, itself unfinished: discovery is not done until a later ask finds it
+    whole; otherwise another thread would read a registry without its declaration."""
+    name = f"discovered_{uuid.uuid4().hex}"
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text("from evalsite.discovery import PackageModules\n"
+                                        "MODULES = PackageModules(__name__)\nSEEN = []\n")
+    (folder / "asking.py").write_text(f"from {name} import MODULES, SEEN\n"
+                                      "MODULES.import_all()\nSEEN.append(MODULES.done)\n")
+    (folder / "other.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = __import__(f"{name}.asking").__dict__  # the module itself, imported first
+    modules = package["MODULES"]
+    assert package["SEEN"] == [False] and not modules.done  # asked while unfinished: not done
+    modules.import_all()
+    assert modules.done and f"{name}.other" in sys.modules
