@@ -280,7 +280,7 @@ def _queue_count_start(project: Project) -> None:
     from .reports.adjudication_queue import queue_count_start  # lazy: the report brings pandas
 
     try:
-        queue_count_start(project=project)
+        queue_count_start(project=project, again=True)
     except Exception:
         logger.exception("queuing the adjudication queue's count after importing into %r failed", project.slug)
 

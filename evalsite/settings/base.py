@@ -141,12 +141,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Cached reports and the API throttles' histories (read and written on every API request): Django's
-# database cache with a one-statement get and set (evalsite.cache).
+# Cached reports, the adjudication queue's counts and the API throttles' histories (read and written
+# on every API request): Django's database cache with a one-statement get and set (evalsite.cache).
+# Above MAX_ENTRIES a new entry culls a third of the table in key order, which takes the reports and
+# the queue's counts first (their keys sort before the throttles'): Django's default of 300 is
+# reached by a few readers of a large study, and culled queue counts must be counted again.
 CACHES = {
     "default": {
         "BACKEND": "evalsite.cache.DatabaseCache",
         "LOCATION": "evalsite_cache",
+        "OPTIONS": {"MAX_ENTRIES": env.int("EVALSITE_CACHE_MAX_ENTRIES", default=10_000)},
     }
 }
 

@@ -116,7 +116,7 @@ def next_item(request, slug: str):
         queue = _queue().adjudication_queue(project=project, filters={**_filters(request), "status": "open"},
                                             background=True)
     except (_queue().QueueCounting, ValueError):
-        return redirect("adjudication-queue", slug=slug)  # it says how the count stands, or what is wrong
+        return redirect("adjudication-queue", slug=slug)  # it says how the count stands
     after = request.GET.get("after")
     ids = [i.response_id for i in queue.items]
     if after and after.isdigit() and int(after) in ids:

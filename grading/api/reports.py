@@ -11,8 +11,8 @@ with ``{"status": "pending", "status_url", "since"}`` and the status URL in ``Lo
 URL answers 202 until the result is there, then 200 with it, or why the computation ended without
 one. Under eager Celery (the tests) the first request answers at once. A report that is not cached
 (the adjudication queue, a live reading) is computed in the request; when what it reads must first be
-prepared by a worker (``Report.prepares``: the queue's whole count after an import), it answers 202
-the same way until that is done.
+prepared by a worker (``Report.prepares``: the queue's whole count, when nothing kept can be brought
+up to date, e.g. after an import), it answers 202 the same way until that is done.
 
 The endpoint parses the parameters with the report's own schema and computes with its compute
 function (``Report.run``), as the command does, so options, defaults, errors and results cannot drift

@@ -197,12 +197,16 @@ def _counted_disputes(*, project: Project, cohorts, whole: bool = True) -> selec
 
 
 def _keep(key: str, new: _Kept, old: _Kept | None) -> None:
-    """Point ``key`` at ``new``; counts it replaced (megabytes at full scale, one entry per refresh)
-    expire ``SUPERSEDED_SECONDS`` later instead of a day, still there for a request that read the
-    old pointer a moment ago."""
+    """Point ``key`` at ``new`` (the pointer ``old`` was read before). Counts it replaced
+    (megabytes at full scale, one entry per refresh) expire ``SUPERSEDED_SECONDS`` later instead of
+    a day, still there for a request that read the old pointer a moment ago."""
     cache.set(key, new, CACHE_SECONDS)
     if old is not None and old.counts_key != new.counts_key:
         cache.touch(old.counts_key, SUPERSEDED_SECONDS)
+    elif old is not None:
+        # The same counts, for longer: a request that replaced them meanwhile (and shortened their
+        # life) may have written its pointer before this one.
+        cache.touch(new.counts_key, CACHE_SECONDS)
 
 
 class QueueCounting(ReportPreparing):
@@ -226,20 +230,34 @@ def queue_count(*, project: Project) -> None:
         _counted_disputes(project=project, cohorts=cohorts)
     except Exception as exc:
         logger.exception("counting the adjudication queue of project %r failed", project.slug)
-        text = str(exc).strip().splitlines()
-        cache.set(failed, f"{exc.__class__.__name__}: {text[0] if text else ''}".rstrip(": "), COUNT_FAILED_SECONDS)
+        cache.set(failed, _first_line(exc), COUNT_FAILED_SECONDS)
     finally:
         cache.delete(counting)
 
 
-def queue_count_start(*, project: Project, cohorts=None) -> None:
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
+
+
+def queue_count_start(*, project: Project, cohorts=None, again: bool = False) -> None:
     """Queue the background count of ``project``'s queue unless one is queued or under way (one
-    count for any number of pages looking at once). A count whose worker is gone is taken as
-    ended after ``COUNTING_SECONDS``; the next look queues it again."""
+    count for any number of pages looking at once); ``again`` (an import that just ended): even
+    then, as a count under way may have read the data from before. A count whose worker is gone is
+    taken as ended after ``COUNTING_SECONDS``; the next look queues it again. If it cannot be
+    queued (the broker is down), that is logged and shown as the count's failure, not a page error."""
     cohorts = project_sources(project=project)["cohorts"][:2] if cohorts is None else cohorts
-    counting, _ = _counting_marks(project, cohorts)
-    if cache.add(counting, time.time(), COUNTING_SECONDS):
+    counting, failed = _counting_marks(project, cohorts)
+    if again:
+        cache.set(counting, time.time(), COUNTING_SECONDS)
+    elif not cache.add(counting, time.time(), COUNTING_SECONDS):
+        return
+    try:
         task_send(COUNT_TASK, kwargs={"project_id": project.pk}, watch_after=None)  # by name: the task imports this module
+    except Exception as exc:
+        logger.exception("queuing the count of the adjudication queue of project %r failed", project.slug)
+        cache.delete(counting)  # nothing is counting: the page must not wait for it
+        cache.set(failed, f"it could not be queued ({_first_line(exc)})", COUNT_FAILED_SECONDS)
 
 
 def _counted_or_counting(*, project: Project, cohorts) -> selectors.CohortDisputes:

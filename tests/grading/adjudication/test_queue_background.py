@@ -54,7 +54,8 @@ def test_the_page_counts_in_the_background_and_shows_the_queue_when_the_count_is
     page = adj_client.get(url("adjudication-queue"))
     html = page.content.decode()
     assert page.status_code == 200 and 'id="queue-counting"' in html and 'id="queue"' not in html
-    assert "Counting the cohorts' decisions" in html and 'hx-trigger="load delay:2s"' in html  # it polls
+    # It polls, and goes on polling after a look that failed (htmx swaps no error answer).
+    assert "Counting the cohorts' decisions" in html and 'hx-trigger="every 2s"' in html
     assert queued == [{"project_id": queue_project.pk}]
     # Looking again while it counts queues nothing more, and "next item" goes to the queue page.
     assert adj_client.get(url("adjudication-queue")).status_code == 200
@@ -167,3 +168,28 @@ def test_the_schema_says_the_queue_may_answer_202(adj_client):
     schema = adj_client.get("/api/schema/", {"format": "json"}).json()
     answers = schema["paths"]["/api/projects/{slug}/reports/adjudication_queue/"]["get"]["responses"]
     assert "202" in answers and "200" in answers
+
+
+def test_a_count_that_cannot_be_queued_is_a_failure_on_the_page_not_a_wait(adj_client, queue_project, monkeypatch,
+                                                                          caplog):
+    def broker_down(name, **kwargs):
+        raise ConnectionRefusedError("[Errno 111] Connection refused")
+
+    monkeypatch.setattr(queue_module, "task_send", broker_down)
+    page = adj_client.get(url("adjudication-queue"))
+    html = page.content.decode()
+    assert page.status_code == 200 and "hx-trigger" not in html
+    assert "failed: it could not be queued (ConnectionRefusedError: [Errno 111] Connection refused)" in html
+    assert "queuing the count of the adjudication queue of project 'queue' failed" in caplog.text
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    assert cache.get(queue_module._counting_marks(queue_project, cohorts)[0]) is None  # nothing said to be counting
+
+
+def test_an_import_queues_its_count_even_while_an_earlier_count_runs(queue_project, queued):
+    """The count under way may have read the data from before the import."""
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    queue_module.queue_count_start(project=queue_project, cohorts=cohorts)
+    queue_module.queue_count_start(project=queue_project, cohorts=cohorts)  # a page's look: one is under way
+    assert len(queued) == 1
+    queue_module.queue_count_start(project=queue_project, cohorts=cohorts, again=True)  # what an import job does
+    assert len(queued) == 2

@@ -231,3 +231,19 @@ def test_counts_replaced_by_newer_ones_expire_soon_and_stay_readable_meanwhile(e
     clock()
     queue_module._counted_disputes(project=project, cohorts=cohorts)
     assert cache.get(key).counts_key == second and len(touched) == 1  # nothing changed: nothing replaced
+
+
+def test_a_pointer_written_last_to_counts_another_request_replaced_keeps_them_alive(monkeypatch):
+    """Two requests read the same pointer: B counts a changed response and shortens the old counts'
+    life; A, finding nothing changed, writes its pointer to the old counts after B. A's write gives
+    them their full life again, so the pointer never names counts about to expire."""
+    from django.core.cache import cache
+
+    touched = []
+    monkeypatch.setattr(cache, "touch", lambda k, timeout=None: touched.append((k, timeout)))
+    mark = None  # what the pointer says of the labels does not matter here
+    old = queue_module._Kept(base="b", mark=mark, at=timezone.now(), counts_key="counts-0")
+    queue_module._keep("pointer", queue_module._Kept(base="b", mark=mark, at=timezone.now(), counts_key="counts-1"), old)
+    queue_module._keep("pointer", queue_module._Kept(base="b", mark=mark, at=timezone.now(), counts_key="counts-0"), old)
+    assert touched == [("counts-0", queue_module.SUPERSEDED_SECONDS), ("counts-0", queue_module.CACHE_SECONDS)]
+    assert cache.get("pointer").counts_key == "counts-0"
