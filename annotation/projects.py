@@ -22,6 +22,21 @@ SETTINGS = {
     "traits": list, "stratum_groups": dict,
 }
 UNBLINDING = {"blind": False, "show_reference_answer": True}
+# Annotator quality (hidden check items): the project fields, what each may hold, and how the page,
+# the API and project.json name them in errors.
+QUALITY_MAX_RATE = Project.CHECK_RATE_MAX  # at most half of a queue: checks must stay a minority of an annotator's work
+QUALITY_MAX_COUNT = 10_000
+QUALITY_SETTINGS = {
+    "check_rate": (float, 0.0, QUALITY_MAX_RATE),
+    "check_alert_threshold": (float, 0.0, 1.0),
+    "check_min_items": (int, 1, QUALITY_MAX_COUNT),
+    "check_window": (int, 1, QUALITY_MAX_COUNT),
+    "check_feedback": (bool, None, None),
+}
+QUALITY_WORDS = {
+    "check_rate": "check-item rate", "check_alert_threshold": "alert threshold", "check_min_items": "minimum check items",
+    "check_window": "rolling window", "check_feedback": "annotator feedback",
+}
 
 
 def audit_record(*, project: Project | None, actor, action: str, target: str = "", before=None, after=None,
@@ -118,6 +133,28 @@ def settings_clean(data: dict, *, prefix: str = "") -> dict:
         if name == "overlap" and value < 1:
             raise ValueError(f"{prefix}overlap: must be at least 1")
         clean[name] = float(value) if kind is float else value
+    return clean
+
+
+def quality_settings_clean(data: dict) -> dict:
+    """The quality settings in ``data`` (only those present) as typed values, or ValidationError naming the field."""
+    clean = {}
+    for name, (kind, low, high) in QUALITY_SETTINGS.items():
+        if name not in data:
+            continue
+        value, words = data[name], QUALITY_WORDS[name]
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ValidationError({name: f"{words} must be true or false"})
+            clean[name] = value
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValidationError({name: f"{words} must be a number"})
+        if kind is int and int(value) != value:
+            raise ValidationError({name: f"{words} must be a whole number"})
+        if not low <= value <= high:
+            raise ValidationError({name: f"{words} must be from {low:g} to {high:g}"})
+        clean[name] = kind(value)
     return clean
 
 

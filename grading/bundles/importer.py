@@ -15,12 +15,20 @@ Labels and judgments are validated and written by ``records.LabelJudgmentSteps``
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.decisions import DecisionError
 from annotation.models import Case, Cohort, Criterion, ImportBatch, Project, Response
-from annotation.projects import SETTINGS, audit_record, project_settings_update, settings_clean
+from annotation.projects import (
+    QUALITY_SETTINGS,
+    SETTINGS,
+    audit_record,
+    project_settings_update,
+    quality_settings_clean,
+    settings_clean,
+)
 from annotation.rubrics import RubricChangeError, rubrics_freeze
 from evalsite.fastinsert import insert_rows, tables_analyze
 
@@ -36,7 +44,7 @@ from .people import PeopleStep, people_clean
 from .reader import BundleReader
 from .records import LabelJudgmentSteps
 
-PROJECT_FIELDS = (*SETTINGS, "rubric", "cohorts", "judges", "roles")
+PROJECT_FIELDS = (*SETTINGS, *QUALITY_SETTINGS, "rubric", "cohorts", "judges", "roles")
 ID_LENGTH = Case._meta.get_field("external_id").max_length  # case and response ids: the columns' length
 JUDGE_FIELDS = (
     "backend", "model", "base_url", "api_key_env", "condition", "temperature", "samples",
@@ -395,7 +403,8 @@ class _Importer(LabelJudgmentSteps, AdjudicationStep, PeopleStep):
 
 def _settings(data: dict) -> dict:
     """The settings project.json gives, each checked for its type by the one settings check
-    (``annotation.projects.settings_clean``: a string is never a boolean)."""
+    (``annotation.projects.settings_clean``: a string is never a boolean), and the annotator
+    quality settings by theirs (``annotation.projects.quality_settings_clean``)."""
     settings = {}
     for name in SETTINGS:
         if name in data:
@@ -403,6 +412,12 @@ def _settings(data: dict) -> dict:
                 settings |= settings_clean({name: data[name]})
             except ValueError as exc:
                 raise v.FieldError(name, str(exc)) from exc
+    for name in QUALITY_SETTINGS:
+        if name in data:
+            try:
+                settings |= quality_settings_clean({name: data[name]})
+            except ValidationError as exc:
+                raise v.FieldError(name, f"{name}: {exc.message_dict[name][0]}") from exc
     if not settings["name"].strip():
         raise v.FieldError("name", "field 'name' must not be empty")
     return settings

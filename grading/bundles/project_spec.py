@@ -3,6 +3,7 @@ rubric, cohorts with their members, roles by user name and judges (``project_spe
 of each current rubric version (``rubric_hashes``). Written by the exporter, read back by the
 importer (``grading.bundles.importer``, ``people``)."""
 from annotation.models import Cohort, Criterion, Project, ProjectRole, RubricVersion
+from annotation.projects import QUALITY_SETTINGS
 from annotation.rubrics import criterion_bundle_spec
 
 from ..models import Judge
@@ -16,6 +17,14 @@ def rubric_hashes(project: Project, case_ids: dict[int, str]) -> dict:
         elif case_id in case_ids:
             hashes["cases"][case_ids[case_id]] = digest
     return hashes
+
+
+def quality_spec(project: Project) -> dict:
+    """The annotator-quality settings (``annotation.projects.QUALITY_SETTINGS``: check-item rate, alert
+    threshold...) that differ from a new project's, so a bundle of a project that never used check
+    items says nothing of them and one that did brings them back on import."""
+    fields = {f.name: f for f in Project._meta.get_fields() if f.name in QUALITY_SETTINGS}
+    return {name: getattr(project, name) for name in QUALITY_SETTINGS if getattr(project, name) != fields[name].default}
 
 
 def project_spec(project: Project) -> dict:
@@ -32,6 +41,7 @@ def project_spec(project: Project) -> dict:
         **({"guidelines": project.guidelines} if project.guidelines else {}),
         **({"traits": project.traits} if project.traits else {}),
         **({"stratum_groups": project.stratum_groups} if project.stratum_groups else {}),
+        **quality_spec(project),
         "rubric": [criterion_bundle_spec(c) for c in Criterion.objects.filter(project=project, case__isnull=True,
                                                                        rubric_version__is_current=True).order_by("position")],
         "cohorts": [{"name": cohort.name, "members": [{"user": m.user.username, "role": m.role} for m in

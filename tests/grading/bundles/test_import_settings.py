@@ -201,3 +201,53 @@ class CommandTests:
         out = StringIO()
         call_command("import_bundle", str(unblind_probe(tmp_path / "probe")), "--update-settings", stdout=out)
         assert "Settings changed: blind True -> False" in out.getvalue()
+
+
+QUALITY = {"check_rate": 0.2, "check_alert_threshold": 0.8, "check_min_items": 5, "check_window": 12,
+           "check_feedback": True}
+
+
+def quality_of(slug: str) -> dict:
+    return Project.objects.values(*QUALITY).get(slug=slug)
+
+
+def test_the_annotator_quality_settings_travel_in_project_json(mini_project, tmp_path):
+    """An exported project brings its check-item settings back on import; a project that never changed
+    them says nothing of them."""
+    from grading.bundles import gold_export
+
+    gold_export(project=mini_project, out_dir=tmp_path / "plain")
+    assert not set(QUALITY) & set(json.loads((tmp_path / "plain" / "project.json").read_text()))
+    Project.objects.filter(pk=mini_project.pk).update(**QUALITY)
+    gold_export(project=Project.objects.get(pk=mini_project.pk), out_dir=tmp_path / "checked")
+    spec = json.loads((tmp_path / "checked" / "project.json").read_text())
+    assert {name: spec[name] for name in QUALITY} == QUALITY
+    spec["slug"] = "mini-again"
+    (tmp_path / "checked" / "project.json").write_text(json.dumps(spec))
+    bundle_import(path=tmp_path / "checked")
+    assert quality_of("mini-again") == QUALITY
+
+
+def test_quality_settings_of_a_live_project_change_only_when_asked_and_are_audited(mini_project, tmp_path):
+    bundle = settings_only(tmp_path / "q", {"slug": "mini", "name": "Mini study", "check_rate": 0.25})
+    before = quality_of("mini")
+    assert bundle_import(path=bundle).settings_ignored == {"check_rate": [before["check_rate"], 0.25]}
+    assert quality_of("mini") == before
+    result = bundle_import(path=bundle, update_settings=True)
+    assert result.settings_changed == {"check_rate": [before["check_rate"], 0.25]} and quality_of("mini")["check_rate"] == 0.25
+    assert AuditEvent.objects.filter(action="settings", after={"check_rate": 0.25}).exists()
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("check_rate", 0.9, "check_rate: check-item rate must be from 0 to 0.5"),
+    ("check_window", 2.5, "check_window: rolling window must be a whole number"),
+    ("check_feedback", "yes", "check_feedback: annotator feedback must be true or false"),
+    ("check_min_items", 0, "check_min_items: minimum check items must be from 1 to 10000"),
+])
+def test_a_bad_quality_setting_is_refused_naming_it_and_changes_nothing(mini_project, tmp_path, field, value, words):
+    bundle = settings_only(tmp_path / "bad", {"slug": "mini", "name": "Mini study", field: value})
+    before = quality_of("mini")
+    with pytest.raises(BundleError) as refused:
+        bundle_import(path=bundle, update_settings=True)
+    assert words in str(refused.value) and "project.json" in str(refused.value)
+    assert quality_of("mini") == before
