@@ -194,7 +194,7 @@ def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
     from bench.adjudication import bench_item_page, bench_queue
 
     queue = bench_queue(slug, database_url=database_url)
-    figures.add("adjudication queue page, nothing counted yet", queue["counting_page_ms"] / 1000, "s",
+    figures.add("adjudication queue page, nothing counted yet", round(queue["counting_page_ms"] / 1000, 3), "s",
                 target=QUEUE_SECONDS, note="answers at once and has a worker count the whole project (next line)")
     figures.add("adjudication queue (in process), labels counted", queue["seconds"], "s", target=QUEUE_SECONDS,
                 note=f"{queue['n_items']} items of {queue['n_responses']} responses; cache emptied; "
