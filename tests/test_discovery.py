@@ -8,19 +8,26 @@ import uuid
 from evalsite.discovery import PackageModules
 
 
-def _package(tmp_path, monkeypatch) -> str:
-    """A package of two declaring modules; the first waits, while being imported, to be let go."""
+def _write_package(tmp_path, monkeypatch, files) -> str:
+    """A package of a fresh name on the path; ``files(name)``: its modules' texts by file name."""
     name = f"discovered_{uuid.uuid4().hex}"
     folder = tmp_path / name
     folder.mkdir()
-    (folder / "__init__.py").write_text("import threading\nDECLARED = []\nENTERED = threading.Event()\n"
-                                        "RELEASE = threading.Event()\n")
-    (folder / "first.py").write_text(f"from {name} import DECLARED, ENTERED, RELEASE\n"
-                                     "ENTERED.set()\nassert RELEASE.wait(60)\nDECLARED.append('first')\n")
-    (folder / "second.py").write_text(f"from {name} import DECLARED\nDECLARED.append('second')\n")
-    (folder / "registry.py").write_text("")
+    for file, text in files(name).items():
+        (folder / file).write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     return name
+
+
+def _package(tmp_path, monkeypatch) -> str:
+    """A package of two declaring modules; the first waits, while being imported, to be let go."""
+    return _write_package(tmp_path, monkeypatch, lambda name: {
+        "__init__.py": "import threading\nDECLARED = []\nENTERED = threading.Event()\nRELEASE = threading.Event()\n",
+        "first.py": f"from {name} import DECLARED, ENTERED, RELEASE\n"
+                    "ENTERED.set()\nassert RELEASE.wait(60)\nDECLARED.append('first')\n",
+        "second.py": f"from {name} import DECLARED\nDECLARED.append('second')\n",
+        "registry.py": "",
+    })
 
 
 def test_a_second_thread_waits_for_every_module(tmp_path, monkeypatch):
@@ -57,15 +64,11 @@ def test_a_module_that_asks_while_it_is_imported_does_not_mark_discovery_done(tm
     """A module imported directly (not by discovery) whose declaration asks for discovery gets the
     modules as far as they are, itself unfinished: discovery is not done until a later ask finds it
     whole; otherwise another thread would read a registry without its declaration."""
-    name = f"discovered_{uuid.uuid4().hex}"
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "__init__.py").write_text("from evalsite.discovery import PackageModules\n"
-                                        "MODULES = PackageModules(__name__)\nSEEN = []\n")
-    (folder / "asking.py").write_text(f"from {name} import MODULES, SEEN\n"
-                                      "MODULES.import_all()\nSEEN.append(MODULES.done)\n")
-    (folder / "other.py").write_text("")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    name = _write_package(tmp_path, monkeypatch, lambda name: {
+        "__init__.py": "from evalsite.discovery import PackageModules\nMODULES = PackageModules(__name__)\nSEEN = []\n",
+        "asking.py": f"from {name} import MODULES, SEEN\nMODULES.import_all()\nSEEN.append(MODULES.done)\n",
+        "other.py": "",
+    })
     package = __import__(f"{name}.asking").__dict__  # the module itself, imported first
     modules = package["MODULES"]
     assert package["SEEN"] == [False] and not modules.done  # asked while unfinished: not done
