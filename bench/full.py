@@ -54,8 +54,10 @@ REPORT_ARGUMENTS = {
     "cross_grader": ["--a", "cohort:group-1", "--b", "judge:gpt-4o-judge"],
     "healthbench_score": ["--source", "judge:gpt-4o-judge"],
     "pairwise_agreement": ["--source", "cohort:group-1", "--grader", "judge:gpt-4o-judge"],
+    "ppi_estimate": ["--human", "cohort:group-1", "--judge", "judge:gpt-4o-judge"],
     "reliability": ["--source", "cohort:group-1"],
     "reliability_report": ["--a", "cohort:group-1", "--b", "judge:claude-judge", "--by", "criterion"],
+    "routing": ["--cohort", "cohort:group-1", "--judge", "judge:gpt-4o-judge"],
     "scores": ["--source", "gold"],
     "stability": ["--judge", "claude-judge"],
     "trait_scores": ["--source", "judge:gpt-4o-judge"],
@@ -133,8 +135,9 @@ def manage(*args: str) -> list[str]:
 
 
 def fallback_arguments(report) -> list[str]:
-    """Arguments for a report ``REPORT_ARGUMENTS`` does not name: each required source a cohort,
-    a required choice its first choice, a required judge the first judge."""
+    """Arguments for a report ``REPORT_ARGUMENTS`` does not name: each required source a cohort
+    where the report takes one (else a judge), a required choice its first choice, a required
+    judge the first judge."""
     from grading.reports.registry import SourceField
 
     args, cohorts = [], iter(["cohort:group-1", "cohort:group-2"])
@@ -143,7 +146,7 @@ def fallback_arguments(report) -> list[str]:
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(field, SourceField):
-            args += [flag, next(cohorts, "judge:gpt-4o-judge")]
+            args += [flag, next(cohorts, "judge:gpt-4o-judge") if "cohort" in field.kinds else "judge:gpt-4o-judge"]
         elif getattr(field, "choices", None):
             args += [flag, str(next(iter(field.choices)))]
         else:

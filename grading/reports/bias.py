@@ -25,7 +25,7 @@ from rest_framework import serializers
 
 from annotation.models import Project
 from grading import metrics
-from grading.selectors import expert_label_rows, judge_sample_outputs
+from grading.selectors import judge_sample_outputs
 from grading.sources import Source, project_sources, source_parse
 
 from ..judges.backends import backend_names
@@ -43,19 +43,20 @@ PER_CRITERION_MAX = 40  # project-wide criteria broken down one by one (a case-s
 
 
 def scored_rows(*, inputs: ReportInputs, frame: pd.DataFrame, scale: str) -> pd.DataFrame:
-    """target (source model), criterion_id, score, lo, hi of each model-authored row with a value;
-    ``frame`` is a decision frame (or judge outputs, or labels: any extra columns are kept)."""
+    """response, criterion_id, target (source model) and score of each model-authored row with a
+    value, with the frame's ``sample`` and ``rater`` when it has them; ``frame`` is a decision
+    frame (or judge outputs, or labels). Only these columns: at full scale the rows are millions."""
     rows = decision_values(frame, inputs.criteria)
+    responses = inputs.responses
+    score = np.asarray(unit_values(rows) if scale == "unit" else rows["value"].to_numpy(), dtype=float)
+    at = responses.index.get_indexer(rows["response"].to_numpy())  # -1: not a response reports count
+    kept = (at >= 0) & (responses["author_kind"].to_numpy(dtype=object)[at] == "model") & ~np.isnan(score)
+    out = pd.DataFrame({"response": rows["response"].to_numpy()[kept], "criterion_id": rows["criterion_id"].to_numpy()[kept],
+                        "target": responses["model"].to_numpy(dtype=object)[at[kept]], "score": score[kept]})
     for column in ("sample", "rater"):
         if column in frame.columns:
-            rows[column] = frame[column].to_numpy()
-    responses = inputs.responses
-    rows["target"] = rows["response"].map(responses["model"])
-    rows["author_kind"] = rows["response"].map(responses["author_kind"])
-    rows["score"] = unit_values(rows) if scale == "unit" else rows["value"]
-    rows = rows[(rows["author_kind"] == "model") & rows["score"].notna()]
-    return rows.assign(lo=rows["min_value"] if scale == "native" else 0.0,
-                       hi=rows["max_value"] if scale == "native" else 1.0)
+            out[column] = frame[column].to_numpy()[kept]
+    return out
 
 
 def _matrix(frame: pd.DataFrame, judges: list[str], targets: list[str]) -> list[list]:
@@ -129,8 +130,7 @@ def _human(inputs: ReportInputs, reference, *, human: str, scale: str, ids: set)
     """The reference's rows (target, criterion_id, score) per item and, for a cohort, its experts' rows."""
     experts = None
     if reference.kind == "cohort":
-        labels = expert_label_rows(cohort=reference.obj, criteria=inputs.criteria, response_ids=inputs.responses.index)
-        experts = scored_rows(inputs=inputs, frame=labels, scale=scale)
+        experts = scored_rows(inputs=inputs, frame=inputs.expert_rows(reference.obj), scale=scale)
         experts = experts[experts["criterion_id"].isin(ids)]
     if human == "mean" and experts is not None:
         items = experts.groupby(["response", "criterion_id", "target"], sort=False, observed=True)["score"].mean()
@@ -176,34 +176,59 @@ def _score_intervals(rows: pd.DataFrame, inputs: ReportInputs, names: list[str],
     return out
 
 
-def _judged_items(rows: pd.DataFrame, names: list[str]) -> dict[str, set]:
-    """The (response, criterion) items each judge scored among ``rows``."""
-    return {name: set(zip(rows.loc[rows["judge"] == name, "response"], rows.loc[rows["judge"] == name, "criterion_id"]))
-            for name in names}
+def _item_codes(rows: pd.DataFrame) -> np.ndarray:
+    """One int64 per row naming its (response, criterion) item: set operations on millions of
+    items as numpy arrays, not Python tuples (at full scale the tuples took seconds and 700 MB)."""
+    return (rows["response"].to_numpy(dtype=np.int64) << 32) | rows["criterion_id"].to_numpy(dtype=np.int64)
 
 
-def _on_items(rows: pd.DataFrame, items: set) -> pd.DataFrame:
-    keys = pd.Series(list(zip(rows["response"], rows["criterion_id"])), index=rows.index, dtype=object)
-    return rows[keys.isin(items).to_numpy()] if len(rows) else rows
+def _judged_items(frames: list[pd.DataFrame], names: list[str]) -> dict[str, np.ndarray]:
+    """The items (``_item_codes``, sorted and unique) each judge scored among the rows of ``frames``."""
+    found: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for rows in frames:
+        codes = _item_codes(rows)
+        for name, positions in rows.groupby("judge", sort=False, observed=True).indices.items():
+            if name in found:
+                found[name].append(codes[positions])
+    return {name: np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+            for name, parts in found.items()}
 
 
-def _item_coverage(items: dict[str, set], *, shared_items: bool) -> tuple[dict, list[str]]:
+def _shared(items: dict[str, np.ndarray]) -> np.ndarray:
+    found = list(items.values())
+    shared = found[0] if found else np.empty(0, dtype=np.int64)
+    for other in found[1:]:
+        shared = np.intersect1d(shared, other, assume_unique=True)
+    return shared
+
+
+def _within(rows: pd.DataFrame, ids: set) -> pd.DataFrame:
+    """The rows on the criteria ``ids``: ``rows`` itself, not a copy, when that is all of them."""
+    kept = rows["criterion_id"].isin(ids)
+    return rows if kept.all() else rows[kept]
+
+
+def _on_items(rows: pd.DataFrame, items: np.ndarray) -> pd.DataFrame:
+    return rows[np.isin(_item_codes(rows), items)] if len(rows) else rows
+
+
+def _item_coverage(items: dict[str, np.ndarray], *, shared_items: bool) -> tuple[dict, list[str]]:
     """How the judges' items compare: ``item_coverage`` of the output and the warning when the cells rest
     on different items (a judge scored items another did not, so their cells are means over
     different responses)."""
-    every = set().union(*items.values()) if items else set()
-    shared = set.intersection(*items.values()) if items else set()
-    summary = {"shared_items": shared_items, "same_items": all(found == every for found in items.values()),
-               "n_items_union": len(every), "n_items_shared": len(shared),
+    n_every = len(np.unique(np.concatenate(list(items.values())))) if items else 0
+    n_shared = len(_shared(items))
+    summary = {"shared_items": shared_items, "same_items": all(len(found) == n_every for found in items.values()),
+               "n_items_union": n_every, "n_items_shared": n_shared,
                "n_items_by_judge": {name: len(found) for name, found in items.items()}}
     if summary["same_items"]:
         return summary, []
     per_judge = ", ".join(f"{name} {len(found):,}" for name, found in items.items())
     if shared_items:
-        return summary, [f"restricted to the {len(shared):,} items every judge scored (of {len(every):,} scored by any: "
+        return summary, [f"restricted to the {n_shared:,} items every judge scored (of {n_every:,} scored by any: "
                          f"{per_judge}); each cell's n counts them"]
-    return summary, [f"the cells rest on different items: the judges scored {per_judge} of {len(every):,} items, "
-                     f"{len(shared):,} of them by every judge; each cell's n says how many it averages. Ask for shared "
+    return summary, [f"the cells rest on different items: the judges scored {per_judge} of {n_every:,} items, "
+                     f"{n_shared:,} of them by every judge; each cell's n says how many it averages. Ask for shared "
                      "items (--shared-items) to compare every judge on the same items"]
 
 
@@ -233,24 +258,24 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
             outputs = outputs[~outputs["response_id"].map(inputs.responses["case_id"]).isin(split)]
         sampled.append(scored_rows(inputs=inputs, frame=outputs, scale=scale).assign(judge=judge.name))
     decided_rows, sample_rows = pd.concat(decided, ignore_index=True), pd.concat(sampled, ignore_index=True)
+    del decided, sampled  # the parts' rows are in the whole now (millions at full scale)
     present = pd.Index(pd.concat([decided_rows["criterion_id"], sample_rows["criterion_id"]]).unique())
     selection = _Selection(inputs=inputs, criterion=criterion, scale=scale, present=present)
     if not selection.ids:
         raise ReportUnavailable(f"no {condition} judge has scored a model-authored response on the chosen criteria")
     ids = selection.ids
-    chosen = decided_rows[decided_rows["criterion_id"].isin(ids)]
-    chosen_samples = sample_rows[sample_rows["criterion_id"].isin(ids)]
+    chosen, chosen_samples = _within(decided_rows, ids), _within(sample_rows, ids)
     scored_any = set(decided_rows["judge"]) | set(sample_rows["judge"])
     left_out = {name: ("has no judgments of model-authored responses" if name not in scored_any
                        else "scored none of the chosen criteria")
                 for name in names if not ((chosen["judge"] == name).any() or (chosen_samples["judge"] == name).any())}
     names = [name for name in names if name not in left_out]
     judge_models = {j.name: j.model or j.name for j in judges if j.name in names}
-    items = _judged_items(pd.concat([chosen, chosen_samples], ignore_index=True), names)
+    items = _judged_items([chosen, chosen_samples], names)
     coverage, item_warnings = _item_coverage(items, shared_items=shared_items)
     if shared_items and not coverage["same_items"]:
-        shared = set.intersection(*items.values())
-        if not shared:
+        shared = _shared(items)
+        if not len(shared):
             raise ReportUnavailable(f"no item is scored by every {condition} judge ({', '.join(names)}): there are no shared "
                               "items to compare them on")
         chosen, chosen_samples = _on_items(chosen, shared), _on_items(chosen_samples, shared)
@@ -283,7 +308,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if reference is not None:
         human_rows, experts = _human(inputs.for_source(reference), reference, human=human, scale=scale, ids=ids)
         if shared_items and not coverage["same_items"]:  # the human reference on the same items as the judges
-            shared = set.intersection(*items.values())
+            shared = _shared(items)
             human_rows = _on_items(human_rows, shared)
             experts = _on_items(experts, shared) if experts is not None else None
         targets = out["targets"]

@@ -4,8 +4,9 @@ responses, cases and criteria frames and the decision frame of each source it as
 Cases excluded by quality control (``CaseQuality.excluded``: flagged by the screening or removed
 by the audit) are left out here, once, so no report counts them; ``n_excluded_cases`` says how
 many were left out. Draft labels never reach a decision (the selectors read final labels only);
-``n_draft_labels`` says how many there are. The cohorts' decisions are computed in one pass and shared by every cohort
-source and by gold.
+``n_draft_labels`` says how many there are. Gold needs every cohort's decisions, computed in
+one pass; a report that asks for one cohort alone reads and decides that cohort's labels only,
+and the labels it read serve the cohort's other uses (its experts' own values) too.
 """
 from functools import cached_property
 
@@ -32,6 +33,7 @@ class ReportInputs:
         self.include_excluded = include_excluded
         self.subset = active_subset()
         self._decisions: dict[str, pd.DataFrame] = {}
+        self._cohort_rows: dict[int, pd.DataFrame] = {}
         self._others: dict[int, "ReportInputs"] = {}
 
     def for_source(self, source) -> "ReportInputs":
@@ -104,6 +106,18 @@ class ReportInputs:
         frame = selectors.cohort_frames(project=self.project)
         return frame[frame["response_id"].isin(self.responses.index)]
 
+    def cohort_rows(self, cohort) -> pd.DataFrame:
+        """The final labels of one cohort (``selectors.label_rows``), read once for all its uses."""
+        if cohort.pk not in self._cohort_rows:
+            self._cohort_rows[cohort.pk] = selectors.label_rows(project=self.project, cohort=cohort)
+        return self._cohort_rows[cohort.pk]
+
+    def expert_rows(self, cohort) -> pd.DataFrame:
+        """The annotators' own labels of a cohort on the responses reports count
+        (``selectors.expert_label_rows``)."""
+        return selectors.expert_label_rows(cohort=cohort, criteria=self.criteria, response_ids=self.responses.index,
+                                           rows=self.cohort_rows(cohort))
+
     @cached_property
     def criteria(self) -> pd.DataFrame:
         return selectors.criterion_frame(project=self.project)
@@ -123,9 +137,11 @@ class ReportInputs:
         """The decision frame of ``source``, without the responses of excluded cases."""
         inputs = self.for_source(source)
         if source.spec not in inputs._decisions:
-            if source.kind == "cohort":
+            if source.kind == "cohort" and "cohort_decisions" in inputs.__dict__:  # every cohort's, decided already
                 cohorts = inputs.cohort_decisions
                 frame = cohorts[cohorts["cohort"] == source.name][selectors.DECISION_COLUMNS].reset_index(drop=True)
+            elif source.kind == "cohort":
+                frame = selectors.cohort_frame(cohort=source.obj, rows=inputs.cohort_rows(source.obj))
             elif source.kind == "gold":
                 frame = selectors.gold_decision_frame(project=inputs.project, cohorts=inputs.cohort_decisions)
             else:

@@ -10,7 +10,6 @@ from rest_framework import serializers
 
 from annotation.vocabulary import MET, NOT_MET
 from grading import metrics
-from grading.selectors import expert_label_rows
 from grading.sources import project_sources, source_parse
 
 from . import charts
@@ -21,7 +20,7 @@ from .registry import Flag, Page, Params, Report, SourceField, choice, register
 
 def _labels(inputs: ReportInputs, cohort) -> pd.DataFrame:
     criteria = inputs.criteria
-    rows = expert_label_rows(cohort=cohort.obj, criteria=criteria, response_ids=inputs.responses.index)
+    rows = inputs.expert_rows(cohort.obj)
     rows = rows[(rows["criterion_id"].map(criteria["kind"]) == "binary") & rows["verdict"].isin([MET, NOT_MET])]
     users = dict(cohort.obj.memberships.values_list("user_id", "user__username"))
     return pd.DataFrame({"item": list(zip(rows["response_id"], rows["criterion_id"])),

@@ -109,12 +109,17 @@ def label_rater_counts(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:
     return fetch_frame(qs.values_list("response__model", "role", "n"), ["model", "role", "n"])
 
 
-def expert_label_rows(*, cohort: Cohort, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
+def expert_label_rows(*, cohort: Cohort, criteria: pd.DataFrame, response_ids=None,
+                      rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """The annotators' own labels of a cohort (the individual experts' values; checker labels
     left out), with each option's value filled in: response_id, criterion_id, rater, verdict,
-    option, value."""
-    rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
-    rows = rows[rows["role"] == CohortMembership.ANNOTATOR].reset_index(drop=True)
+    option, value. ``rows``: the cohort's ``label_rows`` when the caller has read them already
+    (then restricted to ``response_ids`` here)."""
+    if rows is None:
+        rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
+    elif response_ids is not None:
+        rows = rows[rows["response_id"].isin(response_ids)]
+    rows = rows[(rows["role"] == CohortMembership.ANNOTATOR).to_numpy()].reset_index(drop=True)
     rows["value"] = rows["value"].fillna(_option_values(rows, criteria))
     return rows
 
@@ -137,9 +142,11 @@ def evidence_rows(*, project: Project, criterion_ids, judges: list[Judge] | None
     return frame
 
 
-def cohort_frame(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:
-    """The cohort's decisions (SPEC §2 cohort rule)."""
-    rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
+def cohort_frame(*, cohort: Cohort, response_ids=None, rows: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cohort's decisions (SPEC §2 cohort rule). ``rows``: the cohort's ``label_rows`` when
+    the caller has read them already."""
+    if rows is None:
+        rows = label_rows(project=cohort.project, cohort=cohort, response_ids=response_ids)
     return cohort_decide(rows, keys=ITEM)[COLUMNS] if len(rows) else _empty()
 
 

@@ -170,3 +170,43 @@ def test_judge_hits_counted_in_the_database_equal_the_decision_frame(mini_projec
     monkeypatch.setattr(selectors, "judge_hits", lambda **kwargs: None)
     generic = coverage.coverage_compute(inputs=ReportInputs(mini_project), source=source)
     assert fast == generic
+
+
+def _sorted(frame):
+    return frame.sort_values(["response_id", "criterion_id"]).reset_index(drop=True)
+
+
+def test_a_cohort_decided_alone_equals_its_part_of_every_cohorts_pass(mini_project):
+    """A report asking for one cohort reads and decides that cohort's labels only; its decisions
+    are exactly that cohort's rows of the one pass over every cohort that gold needs."""
+    import pandas as pd
+
+    from grading.reports.inputs import ReportInputs
+
+    every = ReportInputs(mini_project)
+    assert len(every.cohort_decisions["cohort"].unique()) == 2  # every cohort decided in one pass first
+    for spec in ("cohort:group-1", "cohort:group-2"):
+        source = source_parse(text=spec, project=mini_project)
+        alone = ReportInputs(mini_project)
+        decided = alone.decisions(source)
+        assert "cohort_decisions" not in alone.__dict__  # the other cohort was neither read nor decided
+        assert len(decided)
+        pd.testing.assert_frame_equal(_sorted(decided), _sorted(every.decisions(source)), check_dtype=False)
+
+
+def test_a_cohorts_labels_are_read_once_for_its_decisions_and_its_experts_values(mini_project):
+    import pandas as pd
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from grading.reports.inputs import ReportInputs
+
+    source = source_parse(text="cohort:group-1", project=mini_project)
+    inputs = ReportInputs(mini_project)
+    inputs.decisions(source)
+    with CaptureQueriesContext(connection) as queries:
+        experts = inputs.expert_rows(source.obj)
+    assert not [q for q in queries.captured_queries if Label._meta.db_table in q["sql"]]
+    expected = selectors.expert_label_rows(cohort=source.obj, criteria=inputs.criteria, response_ids=inputs.responses.index)
+    assert len(experts) and (experts["role"] == "annotator").all()
+    pd.testing.assert_frame_equal(_sorted(experts), _sorted(expected), check_dtype=False)
