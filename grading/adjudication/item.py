@@ -133,7 +133,7 @@ def adjudication_item(*, response: Response) -> dict:
     cohort_columns = [c for c in table.columns if c.kind == "cohort"]
     judge_columns = [c for c in table.columns if c.kind != "cohort"]
     adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
-    settled = gold_decide(cohorts, None, keys=ITEM)
+    settled = gold_decide(cohorts, None, keys=ITEM, with_cohort_decisions=False)
     disputed = set(settled.loc[settled["provenance"] == UNRESOLVED, "criterion_id"].astype(int))
     # Gold with the adjudications already read (``gold_frame`` would read them again, with its
     # extra columns, and decide the response a second time).
@@ -141,7 +141,7 @@ def adjudication_item(*, response: Response) -> dict:
         adjudicated = pd.DataFrame(
             [(response.pk, a.criterion_id, a.verdict, a.option_label, a.value) for a in adjudications.values()],
             columns=[*ITEM, "verdict", "option", "value"]).astype({"value": float})
-        gold = gold_decide(cohorts, adjudicated, keys=ITEM)
+        gold = gold_decide(cohorts, adjudicated, keys=ITEM, with_cohort_decisions=False)
     else:
         gold = settled
     provenance = dict(zip(gold["criterion_id"].astype(int), gold["provenance"]))

@@ -419,7 +419,8 @@ def panel_agreement(decisions: pd.DataFrame, *, keys: list[str], rule: str = "ma
 # -- gold ---------------------------------------------------------------------------------------
 
 
-def gold_decide(cohorts: pd.DataFrame, adjudications: pd.DataFrame, *, keys: list[str]) -> pd.DataFrame:
+def gold_decide(cohorts: pd.DataFrame, adjudications: pd.DataFrame, *, keys: list[str],
+                with_cohort_decisions: bool = True) -> pd.DataFrame:
     """The gold decision of every item with its provenance.
 
     ``cohorts``: the cohort decisions (``cohort_decide`` output) with the item ``keys`` and a
@@ -429,7 +430,8 @@ def gold_decide(cohorts: pd.DataFrame, adjudications: pd.DataFrame, *, keys: lis
     anything else (the cohorts differ, or one is a tie) is ``unresolved``, with no decision.
     Returns the keys, the decision columns (``n`` = cohorts that labelled the item),
     ``provenance`` and ``cohort_decisions`` ({cohort: the decision in bundle form}, ``{"verdict":
-    None}`` for a tie).
+    None}`` for a tie; every item's ``{}`` without ``with_cohort_decisions``: gold as a decision
+    source needs only the decision, and a dict per item was seconds at full scale).
     """
     columns = [*keys, "verdict", "option", "value", "provenance", "n", "cohort_decisions"]
     parts = []
@@ -460,7 +462,8 @@ def gold_decide(cohorts: pd.DataFrame, adjudications: pd.DataFrame, *, keys: lis
         for i, name, verdict, option, value, tie in zip(item, frame["cohort"].to_numpy(dtype=object),
                                                         frame["verdict"].to_numpy(dtype=object),
                                                         frame["option"].to_numpy(dtype=object),
-                                                        frame["value"].to_numpy(dtype=float), unresolved):
+                                                        frame["value"].to_numpy(dtype=float), unresolved) \
+                if with_cohort_decisions else ():
             per_item[i][name] = {"verdict": None} if tie else decision_fields(verdict=verdict, option=option, value=value)
         out["cohort_decisions"] = per_item
         parts.append(out)

@@ -296,7 +296,7 @@ def queue_disputes(*, inputs: ReportInputs, cohorts, background: bool = False) -
         pairs = pairs[~pairs["response_id"].isin(fallback)]
         frames = selectors.cohort_frames(project=inputs.project, response_ids=fallback)
         if len(frames):
-            settled = metrics.gold_decide(frames, None, keys=ITEM)
+            settled = metrics.gold_decide(frames, None, keys=ITEM, with_cohort_decisions=False)
             disputed = pd.concat([disputed, settled.loc[settled["provenance"] == UNRESOLVED, ITEM]], ignore_index=True)
             pairs = pd.concat([pairs, _frame_pairs(frames, [c.name for c in cohorts[:2]])], ignore_index=True)
     counted_responses = inputs.response_keys.index

@@ -39,7 +39,7 @@ def _local_pairs(inputs: ReportInputs, a, b) -> tuple[pd.DataFrame, int, int]:
         fb[["response_id", "criterion_id", *PAIR_COLUMNS]], on=["response_id", "criterion_id"], suffixes=("_a", "_b")
     )
     matched = merged["response_id"].nunique()
-    every = len(set(fa["response_id"]) | set(fb["response_id"]))
+    every = len(np.union1d(fa["response_id"].unique(), fb["response_id"].unique()))
     return merged, matched, every - matched
 
 
@@ -242,7 +242,7 @@ def _rater_counts(inputs: ReportInputs, source, side: str, model) -> dict:
     own = inputs.for_source(source)
     key = ("rater_counts", source.spec)
     if key not in own.__dict__:
-        counted = selectors.label_rater_counts(cohort=source.obj, response_ids=own.responses.index)
+        counted = selectors.label_rater_counts(rows=own.cohort_rows(source.obj), responses=own.responses)
         own.__dict__[key] = {m: {role: int(n) for mm, role, n in counted.itertuples(index=False) if mm == m}
                              for m in counted["model"].unique()}
     counts = own.__dict__[key].get(model, {})

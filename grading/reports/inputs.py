@@ -4,9 +4,9 @@ responses, cases and criteria frames and the decision frame of each source it as
 Cases excluded by quality control (``CaseQuality.excluded``: flagged by the screening or removed
 by the audit) are left out here, once, so no report counts them; ``n_excluded_cases`` says how
 many were left out. Draft labels never reach a decision (the selectors read final labels only);
-``n_draft_labels`` says how many there are. Gold needs every cohort's decisions, computed in
-one pass; a report that asks for one cohort alone reads and decides that cohort's labels only,
-and the labels it read serve the cohort's other uses (its experts' own values) too.
+``n_draft_labels`` says how many there are. Each cohort's labels are read and decided once, when
+a report first asks for them, and serve every use: that cohort as a source, its experts' own
+values, and gold (every cohort's decisions together).
 """
 from functools import cached_property
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count
 
-from annotation.models import Case, CaseQuality, Criterion, Project
+from annotation.models import Case, CaseQuality, Cohort, Criterion, Project
 from annotation.selectors import labels_check_count, labels_draft_count
 from grading import selectors
 from grading.judges.fewshot import fewshot_split_cases
@@ -34,6 +34,7 @@ class ReportInputs:
         self.subset = active_subset()
         self._decisions: dict[str, pd.DataFrame] = {}
         self._cohort_rows: dict[int, pd.DataFrame] = {}
+        self._cohort_frames: dict[int, pd.DataFrame] = {}
         self._others: dict[int, "ReportInputs"] = {}
 
     def for_source(self, source) -> "ReportInputs":
@@ -102,9 +103,22 @@ class ReportInputs:
 
     @cached_property
     def cohort_decisions(self) -> pd.DataFrame:
-        """Every cohort's decisions (column ``cohort`` = name), of the responses reports count."""
-        frame = selectors.cohort_frames(project=self.project)
+        """Every cohort's decisions (column ``cohort`` = name), of the responses reports count:
+        each cohort's own frame (``cohort_decided``), so a report that needs one cohort and gold
+        reads and decides each cohort's labels once."""
+        parts = [self.cohort_decided(c).assign(cohort=c.name)
+                 for c in Cohort.objects.filter(project=self.project).order_by("position", "pk")]
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return pd.DataFrame(columns=[*selectors.DECISION_COLUMNS, "cohort"])
+        frame = pd.concat(parts, ignore_index=True)
         return frame[frame["response_id"].isin(self.responses.index)]
+
+    def cohort_decided(self, cohort) -> pd.DataFrame:
+        """One cohort's decisions (``selectors.cohort_frame``: the cohort rule), decided once."""
+        if cohort.pk not in self._cohort_frames:
+            self._cohort_frames[cohort.pk] = selectors.cohort_frame(cohort=cohort, rows=self.cohort_rows(cohort))
+        return self._cohort_frames[cohort.pk]
 
     def cohort_rows(self, cohort) -> pd.DataFrame:
         """The final labels of one cohort (``selectors.label_rows``), read once for all its uses."""
@@ -137,11 +151,8 @@ class ReportInputs:
         """The decision frame of ``source``, without the responses of excluded cases."""
         inputs = self.for_source(source)
         if source.spec not in inputs._decisions:
-            if source.kind == "cohort" and "cohort_decisions" in inputs.__dict__:  # every cohort's, decided already
-                cohorts = inputs.cohort_decisions
-                frame = cohorts[cohorts["cohort"] == source.name][selectors.DECISION_COLUMNS].reset_index(drop=True)
-            elif source.kind == "cohort":
-                frame = selectors.cohort_frame(cohort=source.obj, rows=inputs.cohort_rows(source.obj))
+            if source.kind == "cohort":
+                frame = inputs.cohort_decided(source.obj)
             elif source.kind == "gold":
                 frame = selectors.gold_decision_frame(project=inputs.project, cohorts=inputs.cohort_decisions)
             else:
@@ -174,7 +185,7 @@ class ReportInputs:
         versions = inputs.responses["rubric_version_id"].reindex(frame["response_id"].unique()).dropna().unique()
         criteria = inputs.criteria
         applicable = set(criteria.index[criteria["rubric_version_id"].isin(versions)])
-        return len(applicable - set(frame["criterion_id"]))
+        return len(applicable - set(frame["criterion_id"].unique().tolist()))
 
     def left_out(self, sources=()) -> dict:
         """What the figures of ``sources`` leave out, in every report's words (``registry``): draft

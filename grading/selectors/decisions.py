@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 from django.db import connections
-from django.db.models import Case, Count, IntegerField, Sum, Value, When
+from django.db.models import Case, IntegerField, Sum, Value, When
 
 from annotation.models import Cohort, CohortMembership, Criterion, Label, Project
 from annotation.selectors import labels_final
@@ -100,13 +100,16 @@ def _label_rows_numeric(qs) -> pd.DataFrame:
     return rows.take(order).reset_index(drop=True)
 
 
-def label_rater_counts(*, cohort: Cohort, response_ids=None) -> pd.DataFrame:
-    """How many distinct raters of ``cohort`` made final labels of each source model's responses,
-    by role (of ``response_ids`` only, when given): columns model, role, n. Counted in the
-    database: a report needs these few numbers, not the cohort's million labels."""
-    qs = _restricted(labels_final(Label.objects.filter(cohort=cohort)), None if response_ids is None else list(response_ids))
-    qs = qs.values("response__model", "role").annotate(n=Count("annotator_id", distinct=True))
-    return fetch_frame(qs.values_list("response__model", "role", "n"), ["model", "role", "n"])
+def label_rater_counts(*, rows: pd.DataFrame, responses: pd.DataFrame) -> pd.DataFrame:
+    """How many distinct raters made the labels ``rows`` (a cohort's ``label_rows``) on each
+    source model's responses, by role: columns model, role, n. Labels of responses that are not
+    in ``responses`` (indexed by response id, with ``model``) are not counted. From the rows a
+    report has read for the cohort's decisions: counting in the database read them a second time."""
+    at = responses.index.get_indexer(rows["response_id"].to_numpy())
+    kept = at >= 0
+    frame = pd.DataFrame({"model": responses["model"].to_numpy(dtype=object)[at[kept]],
+                          "role": rows["role"].to_numpy(dtype=object)[kept], "rater": rows["rater"].to_numpy()[kept]})
+    return frame.groupby(["model", "role"], sort=True)["rater"].nunique().rename("n").reset_index()
 
 
 def expert_label_rows(*, cohort: Cohort, criteria: pd.DataFrame, response_ids=None,
@@ -165,11 +168,13 @@ def cohort_frames(*, project: Project, response_ids=None, rows: pd.DataFrame | N
 ADJUDICATION_EXTRA = ["adjudicator", "confidence", "category", "note"]
 
 
-def gold_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | None = None) -> pd.DataFrame:
+def gold_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | None = None,
+               with_cohort_decisions: bool = True) -> pd.DataFrame:
     """The gold decision of every labelled or adjudicated (response, criterion) with its
     provenance (agreed / adjudicated / single-cohort / unresolved), each cohort's decision
     (bundle form, by cohort name), and the adjudicator's user name, confidence, category and note.
-    ``cohorts``: the cohort decisions when the caller has them already (``cohort_frames``)."""
+    ``cohorts``: the cohort decisions when the caller has them already (``cohort_frames``);
+    ``with_cohort_decisions=False``: each cohort's decision left empty (``gold_decide``)."""
     adjudications = fetch_frame(
         _restricted(Adjudication.objects.filter(project=project), response_ids).values_list(
             "response_id", "criterion_id", "verdict", "option_label", "value", "adjudicator__username", "confidence",
@@ -180,7 +185,7 @@ def gold_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | N
     adjudications["value"] = adjudications["value"].astype(float)
     if cohorts is None:
         cohorts = cohort_frames(project=project, response_ids=response_ids)
-    gold = gold_decide(cohorts, adjudications, keys=ITEM)
+    gold = gold_decide(cohorts, adjudications, keys=ITEM, with_cohort_decisions=with_cohort_decisions)
     extra = adjudications[[*ITEM, *ADJUDICATION_EXTRA]]
     gold = gold.merge(extra, on=ITEM, how="left")
     gold["adjudicator"] = gold["adjudicator"].astype(object).where(gold["adjudicator"].notna(), None)
@@ -192,7 +197,7 @@ def gold_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | N
 def gold_decision_frame(*, project: Project, response_ids=None, cohorts: pd.DataFrame | None = None) -> pd.DataFrame:
     """Gold as a decision source: an unresolved gold item is one nobody has decided yet, not a
     decision, and is left out."""
-    gold = gold_frame(project=project, response_ids=response_ids, cohorts=cohorts)
+    gold = gold_frame(project=project, response_ids=response_ids, cohorts=cohorts, with_cohort_decisions=False)
     gold = gold[gold["provenance"] != UNRESOLVED]
     if gold.empty:
         return _empty()

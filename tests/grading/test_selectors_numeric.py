@@ -94,16 +94,22 @@ def test_judgments_of_binary_criteria_read_as_numbers_equal_the_plain_read(binar
                                   _ordered(label_rows(project=binary_study, response_ids=every_response)))
 
 
-def test_rater_counts_in_the_database_equal_those_of_the_labels(every_kind):  # noqa: F811
-    """``label_rater_counts`` (agreement's annotators and checkers per model) counts what the labels show."""
-    from grading.selectors import label_rater_counts
+def test_rater_counts_from_the_label_rows_equal_those_counted_in_the_database(every_kind):  # noqa: F811
+    """``label_rater_counts`` (agreement's annotators and checkers per model), counted from a
+    cohort's label rows, equals a count of distinct final-label authors made by the database."""
+    from django.db.models import Count
 
-    responses = Response.objects.filter(project=every_kind)
-    models = dict(responses.values_list("pk", "model"))
-    some = sorted(models)[::2]
+    from annotation.selectors import labels_final
+    from grading.selectors import label_rater_counts, response_frame
+
+    responses = response_frame(project=every_kind)
+    some = sorted(responses.index)[::2]
     for cohort in Cohort.objects.filter(project=every_kind):
+        rows = label_rows(project=every_kind, cohort=cohort)
         for ids in (None, some):
-            rows = label_rows(project=every_kind, cohort=cohort, response_ids=ids)
-            expected = rows.assign(model=rows["response_id"].map(models)).groupby(["model", "role"])["rater"].nunique()
-            counted = label_rater_counts(cohort=cohort, response_ids=ids).set_index(["model", "role"])["n"]
-            assert counted.sort_index().to_dict() == expected.sort_index().to_dict() != {}
+            counted = label_rater_counts(rows=rows, responses=responses if ids is None else responses.loc[ids])
+            labels = labels_final(Label.objects.filter(cohort=cohort))
+            labels = labels if ids is None else labels.filter(response_id__in=ids)
+            expected = {(m, role): n for m, role, n in labels.order_by().values("response__model", "role")
+                        .annotate(n=Count("annotator_id", distinct=True)).values_list("response__model", "role", "n")}
+            assert counted.set_index(["model", "role"])["n"].to_dict() == expected != {}

@@ -177,21 +177,27 @@ def _sorted(frame):
 
 
 def test_a_cohort_decided_alone_equals_its_part_of_every_cohorts_pass(mini_project):
-    """A report asking for one cohort reads and decides that cohort's labels only; its decisions
-    are exactly that cohort's rows of the one pass over every cohort that gold needs."""
+    """A report asking for one cohort reads and decides that cohort's labels only; its decisions,
+    and every cohort's together (gold's input), are exactly those of the one pass over every
+    cohort's labels that the queue and the exporter make (``cohort_frames``)."""
     import pandas as pd
 
     from grading.reports.inputs import ReportInputs
 
-    every = ReportInputs(mini_project)
-    assert len(every.cohort_decisions["cohort"].unique()) == 2  # every cohort decided in one pass first
+    one_pass = selectors.cohort_frames(project=mini_project)
+    assert set(one_pass["cohort"]) == {"group-1", "group-2"}
     for spec in ("cohort:group-1", "cohort:group-2"):
         source = source_parse(text=spec, project=mini_project)
         alone = ReportInputs(mini_project)
         decided = alone.decisions(source)
-        assert "cohort_decisions" not in alone.__dict__  # the other cohort was neither read nor decided
+        assert set(alone._cohort_rows) == {source.obj.pk}  # the other cohort's labels were not read
+        expected = one_pass[one_pass["cohort"] == source.name][selectors.DECISION_COLUMNS]
         assert len(decided)
-        pd.testing.assert_frame_equal(_sorted(decided), _sorted(every.decisions(source)), check_dtype=False)
+        pd.testing.assert_frame_equal(_sorted(decided), _sorted(expected), check_dtype=False)
+    every = ReportInputs(mini_project).cohort_decisions
+    order = ["response_id", "criterion_id", "cohort"]
+    pd.testing.assert_frame_equal(every.sort_values(order).reset_index(drop=True)[list(one_pass.columns)],
+                                  one_pass.sort_values(order).reset_index(drop=True), check_dtype=False)
 
 
 def test_a_cohorts_labels_are_read_once_for_its_decisions_and_its_experts_values(mini_project):
