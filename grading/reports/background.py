@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from annotation.models import Project
 
-from .cache import report_error, report_mark_pending, report_peek, report_pending_since
+from .cache import report_error, report_mark_pending, report_peek, report_pending_since, report_ready
 from .registry import Report
 from .subset import ModelSubset, model_subset
 from .tasks import report_task
@@ -84,7 +84,7 @@ def report_settled(*, report: Report, project: Project, ci: bool = False, **para
     key = report.cache_key(project=project, ci=ci, **params)
     if key is not None:
         deadline = time.monotonic() + WAIT_SECONDS
-        while report_peek(key=key) is None and report_error(key=key) is None \
+        while not report_ready(key=key) and report_error(key=key) is None \
                 and report_pending_since(key=key) is not None and time.monotonic() < deadline:
             time.sleep(LOOK_SECONDS)
     # a result there is read, not computed; an error found is raised again by computing (the same words)

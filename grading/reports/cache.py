@@ -60,6 +60,12 @@ def report_peek(*, key: str) -> dict | None:
     return cache.get(key)
 
 
+def report_ready(*, key: str) -> bool:
+    """Whether the result is cached, without reading it: a full-scale result is tens of megabytes
+    to fetch and unpickle, which whoever reads it afterwards would do a second time."""
+    return cache.has_key(key)
+
+
 def report_mark_pending(*, key: str) -> bool:
     """Mark a background computation as queued; False if one is queued already."""
     return cache.add(f"{key}:pending", time.time(), PENDING_SECONDS)

@@ -110,3 +110,33 @@ def test_deleting_a_label_in_the_admin_makes_the_result_stale(mini_project, clie
     assert response.status_code == 302 and not Label.objects.filter(pk=label.pk).exists()
     after = agreement_report(project="mini", a="cohort:group-1", b="cohort:group-2")["summary"]
     assert before["n_decisions"] == 9 and after["n_decisions"] == 8 and after["mf1"] == 1.0
+
+
+def test_a_command_reads_a_cached_result_once(mini_project, monkeypatch):
+    """A report command whose result is cached fetches it once (at full scale a result can be a
+    hundred megabytes to fetch and unpickle): it asks whether it is there without reading it."""
+    import io
+
+    from django.core.management import call_command
+
+    from grading.reports import cache as report_cache
+
+    call_command("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--json",
+                 stdout=io.StringIO())
+    reads, real = [], report_cache.cache
+
+    class Counting:  # the cache, counting the reads that fetch the result
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def get(self, key, *args, **kwargs):
+            value = real.get(key, *args, **kwargs)
+            if isinstance(value, dict) and "summary" in value:
+                reads.append(key)
+            return value
+
+    monkeypatch.setattr(report_cache, "cache", Counting())
+    out = io.StringIO()
+    call_command("agreement", "--project", "mini", "--a", "cohort:group-1", "--b", "cohort:group-2", "--json", stdout=out)
+    assert '"mf1"' in out.getvalue()
+    assert len(reads) == 1
