@@ -49,8 +49,8 @@ bench: venv
 
 # The full-scale study of issue 26 on PostgreSQL (127.0.0.1:5432): 2,500 cases x 11 models x 30 criteria, two
 # cohorts with overlap 2, three judges (one with 3 samples), generated once into bench/out (about 2 GB), imported
-# into a throw-away database, then every report, page, the adjudication queue and page, and the gold export timed
-# against their targets. SCALE=0.1 runs a tenth of the cases first.
+# into a throw-away database, then every report, page, the adjudication queue and page, 50 annotators' saves while
+# a report computes, and the gold export timed against their targets. SCALE=0.1 runs a tenth of the cases first.
 bench-full: venv
 	DJANGO_SETTINGS_MODULE=evalsite.settings.local $(BIN)/python -m bench.full $(if $(SCALE),--scale $(SCALE))
 

@@ -10,8 +10,10 @@
 3. Times every report the registry declares as a command, each in a cold process with the report
    cache emptied first (wall time and peak RSS), then computes report pages and renders them from
    the cache (``bench.reports.bench_pages``), the adjudication queue and one adjudication page
-   (``bench.adjudication``), and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet,
-   slices and manifest).
+   (``bench.adjudication``), 50 annotators saving labels at one click a second each while the
+   agreement report computes over and over on the full-scale study (``bench.load_labels`` with
+   its ``--busy-*`` options: gunicorn and a project of their own on the same PostgreSQL server),
+   and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet, slices and manifest).
 
 Every figure is printed with its target and the load average at the time (the machine may be
 shared: figures are noisy), and all of them are written as JSON to ``bench/out/full-N-seedS.json``.
@@ -39,6 +41,7 @@ IMPORT_SECONDS, IMPORT_RSS_MB = 120.0, 2048.0
 REPORT_SECONDS, REPORT_RSS_MB = 30.0, 2048.0
 PAGE_SECONDS = 1.0
 QUEUE_SECONDS = 2.0
+ANNOTATOR_P95_MS = 20.0  # a save's p95 at one click a second for 50 annotators, while a report computes
 ADJUDICATION_PAGE_MS = 150.0
 EXPORT_SECONDS = 60.0
 DEFAULT_PAGES = ("agreement", "coverage")
@@ -213,6 +216,23 @@ def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
                 note=f"max {page['max_ms']} ms; {page['criteria']} criteria, {page['judges']} judges")
 
 
+def bench_annotators(slug: str, database_url: str, figures: Figures) -> None:
+    run = subprocess.run([sys.executable, "-m", "bench.load_labels", "--json", "--think-ms", "1000",
+                          "--busy-database-url", database_url, "--busy-project", slug],
+                         cwd=ROOT, env=bench_env(database_url), capture_output=True, text=True)
+    lines = run.stdout.strip().splitlines()
+    if not lines:
+        figures.add("annotator saves while a report computes: p95", "n/a", "ms",
+                    note=f"FAILED: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
+        return
+    f = json.loads(lines[-1])
+    busy = (f"{f['busy_report']} computed {f['busy_reports_completed']} time(s) meanwhile"
+            + (f", FAILED: {f['busy_report_failures'][0]}" if f["busy_report_failures"] else ""))
+    figures.add("annotator saves while a report computes: p95", f["p95_ms"], "ms", target=ANNOTATOR_P95_MS,
+                note=f"{f['annotators']} annotators at 1 click/s, {f['requests']} saves, p50 {f['p50_ms']} / p99 "
+                     f"{f['p99_ms']} ms; {busy}; lost / duplicated {f['lost']} / {f['duplicated']}")
+
+
 def bench_gold_export(slug: str, env: dict, figures: Figures) -> None:
     out = Path(tempfile.mkdtemp(prefix="evalsite-gold-"))
     try:
@@ -240,7 +260,7 @@ def full_bundle(out: Path, scale: float, seed: int, figures: Figures) -> Path:
     return bundle
 
 
-STEPS = ("import", "reports", "pages", "adjudication", "export")
+STEPS = ("import", "reports", "pages", "adjudication", "annotators", "export")
 
 
 def main(argv=None) -> int:
@@ -289,6 +309,8 @@ def main(argv=None) -> int:
             bench_pages_cached(slug, database_url, figures, [] if args.pages == "all" else args.pages.split(","))
         if "adjudication" in steps:
             bench_adjudication(slug, database_url, figures)
+        if "annotators" in steps:
+            bench_annotators(slug, database_url, figures)
         if "export" in steps:
             bench_gold_export(slug, env, figures)
     finally:

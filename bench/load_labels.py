@@ -68,8 +68,60 @@ def _percentile(values: list[float], pct: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
 
 
+class BusyReport(threading.Thread):
+    """A report computed again and again while the annotators click (issue 26: their pages must
+    not slow down while a report computes): ``manage.py REPORT ...`` on another database, the
+    cache emptied before each run so every run computes, at the CPU priority a worker runs at
+    (``EVALSITE_WORKER_NICE``), as a worker computing a full-scale report shares this machine's
+    cores and PostgreSQL server with the web processes."""
+
+    def __init__(self, *, database_url: str, project: str, report: list[str]):
+        super().__init__(daemon=True)
+        self.env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "evalsite.settings.local",
+                    "CELERY_TASK_ALWAYS_EAGER": "true", "PYTHONPATH": str(ROOT)}
+        self.steps = [[sys.executable, "manage.py", "shell", "-c", "from django.core.cache import cache; cache.clear()"],
+                      [sys.executable, "manage.py", *report[:1], "--project", project, *report[1:], "--json"]]
+        self.label = " ".join(report)
+        from django.conf import settings  # set up by ``run`` before the load starts
+
+        self.nice = settings.EVALSITE_WORKER_NICE
+        self.stopping = threading.Event()
+        self.started_runs = self.completed = 0
+        self.failures: list[str] = []
+        self.process: subprocess.Popen | None = None
+
+    def as_a_worker(self) -> None:
+        """In the child before it starts: the CPU priority a worker gives itself (EVALSITE_WORKER_NICE)."""
+        if self.nice:
+            os.nice(self.nice)
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            self.started_runs += 1
+            for step in self.steps:
+                self.process = subprocess.Popen(step, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, preexec_fn=self.as_a_worker,
+                                                stderr=subprocess.PIPE, text=True)
+                _, err = self.process.communicate()
+                if self.stopping.is_set():
+                    return
+                if self.process.returncode != 0:
+                    self.failures.append((err.strip().splitlines() or ["?"])[-1])
+                    self.stopping.set()
+                    return
+            self.completed += 1
+
+    def stop(self) -> dict:
+        self.stopping.set()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+        self.join(timeout=60)
+        return {"busy_report": self.label, "busy_reports_started": self.started_runs,
+                "busy_reports_completed": self.completed, "busy_report_failures": self.failures}
+
+
 def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, threads=2, max_seconds=120.0,
-        db_name=None, conn_max_age=60, batch=False, api=False, rate=0.0) -> dict:
+        db_name=None, conn_max_age=60, batch=False, api=False, rate=0.0, busy: dict | None = None) -> dict:
+    """``busy``: {database_url, project, report}: a ``BusyReport`` computing while the annotators click."""
     db_name = db_name or f"evalsite_load_{os.getpid()}"
     with BenchDatabase(db_name) as database:
         url = database.url + (f"?conn_max_age={conn_max_age}" if conn_max_age else "")
@@ -116,6 +168,9 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
                          else [None] * len(clients))
             load = [Annotator(port=port, client=c, think_ms=think_ms, deadline=deadline, start=barrier, seed_value=i,
                               batch=batch, api=api, schedule=schedules[i], clock=clock) for i, c in enumerate(clients)]
+            busy_report = BusyReport(**busy) if busy else None
+            if busy_report is not None:
+                busy_report.start()
             for annotator in load:
                 annotator.start()
             barrier.wait()
@@ -123,6 +178,7 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
             for annotator in load:
                 annotator.join(timeout=max_seconds + 60)
             elapsed = time.perf_counter() - started
+            busy_figures = busy_report.stop() if busy_report is not None else {}
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -155,6 +211,7 @@ def run(*, annotators=50, items=2, criteria=30, think_ms=1000, workers=3, thread
             "loadavg_1min_before": load_before,
             "cpu_pressure_during": cpu_pressure_since(pressure_before, elapsed),
         }
+        figures.update(busy_figures)
         figures.update(verify(load))
         connections.close_all()
     return figures
@@ -234,15 +291,24 @@ def main(argv=None) -> None:
     parser.add_argument("--rate", type=float, default=0.0,
                         help="with --batch: send items at this many decisions per second in all, evenly spaced, and time "
                              "each from when it was due (0: every client sends its next item as soon as the last is answered)")
+    parser.add_argument("--busy-database-url", help="while the annotators click, compute a report again and again on "
+                                                     "this database (a full-scale study's: bench.full gives it)")
+    parser.add_argument("--busy-project", help="with --busy-database-url: the project the report reads")
+    parser.add_argument("--busy-report", default="agreement --a cohort:group-1 --b cohort:group-2",
+                        help="with --busy-database-url: the report command and its arguments")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if bool(args.busy_database_url) != bool(args.busy_project):
+        raise SystemExit("--busy-database-url and --busy-project go together")
+    busy = {"database_url": args.busy_database_url, "project": args.busy_project,
+            "report": args.busy_report.split()} if args.busy_database_url else None
     if args.rate and not args.batch:
         raise SystemExit("--rate paces batches: give --batch too")
     if not (1 <= args.annotators <= 200 and 1 <= args.items <= 20 and 1 <= args.criteria <= 100 and args.max_seconds <= 600):
         raise SystemExit("bounded: annotators 1..200, items 1..20, criteria 1..100, max-seconds <= 600")
     figures = run(annotators=args.annotators, items=args.items, criteria=args.criteria, think_ms=args.think_ms,
                   workers=args.workers, threads=args.threads, max_seconds=args.max_seconds, db_name=args.db_name,
-                  conn_max_age=args.conn_max_age, batch=args.batch, api=args.api, rate=args.rate)
+                  conn_max_age=args.conn_max_age, batch=args.batch, api=args.api, rate=args.rate, busy=busy)
     if args.json:
         print(json.dumps(figures))
     else:

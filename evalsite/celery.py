@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 from celery import Celery
+from celery.signals import worker_init
 
 from .settings import settings_module_default
 
@@ -17,8 +18,18 @@ app.autodiscover_tasks(["grading.reports"])
 
 @app.task(name="evalsite.ping")
 def ping(value: int) -> dict:  # noqa: D401
-    """Round-trip check for a broker and a worker: returns the value and the worker's pid."""
-    return {"value": value, "squared": value * value, "pid": os.getpid()}
+    """Round-trip check for a broker and a worker: returns the value, the worker's pid and its niceness."""
+    return {"value": value, "squared": value * value, "pid": os.getpid(), "nice": os.nice(0)}
+
+
+@worker_init.connect(weak=False)
+def _worker_priority(**kwargs) -> None:
+    """A worker runs below the web processes (``EVALSITE_WORKER_NICE``); set before its pool
+    starts, so every pool process inherits it."""
+    from django.conf import settings
+
+    if settings.EVALSITE_WORKER_NICE:
+        os.nice(settings.EVALSITE_WORKER_NICE)
 
 
 def _ensure_broker_folders() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from celery import Celery
 from celery.result import denied_join_result
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,6 +75,9 @@ def test_task_round_trip_through_a_real_worker(broker, tmp_path, monkeypatch):
             raise
         assert payload["value"] == 7 and payload["squared"] == 49
         assert payload["pid"] == worker.pid, "the task must run in the worker process, not in the test"
+        # below the web processes: this process's niceness (the worker's parent) + EVALSITE_WORKER_NICE
+        assert settings.EVALSITE_WORKER_NICE > 0
+        assert payload["nice"] == min(os.nice(0) + settings.EVALSITE_WORKER_NICE, 19)
     finally:
         worker.terminate()
         try:
