@@ -5,6 +5,7 @@ from pathlib import Path
 
 from celery import Celery
 from celery.signals import worker_init
+from django.conf import settings
 
 from .settings import settings_module_default
 
@@ -26,8 +27,6 @@ def ping(value: int) -> dict:  # noqa: D401
 def _worker_priority(**kwargs) -> None:
     """A worker runs below the web processes (``EVALSITE_WORKER_NICE``); set before its pool
     starts, so every pool process inherits it."""
-    from django.conf import settings
-
     if settings.EVALSITE_WORKER_NICE:
         os.nice(settings.EVALSITE_WORKER_NICE)
 
