@@ -16,7 +16,8 @@
    and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet, slices and manifest).
 
 Every figure is printed with its target and the load average at the time (the machine may be
-shared: figures are noisy), and all of them are written as JSON to ``bench/out/full-N-seedS.json``.
+shared: figures are noisy), and all of them are written as JSON to ``bench/out/full-N-seedS.json``
+(a run of some ``--steps`` replaces those steps' figures there and keeps the others').
 Peak RSS is the largest of the process and the children it waited for (``os.wait4``); the CPU
 seconds of the process (user + system) are printed beside its wall time, as they depend less on
 what else the machine runs (the database server's CPU is not in them).
@@ -317,7 +318,11 @@ def main(argv=None) -> int:
         if args.database_url is None and not args.keep:
             postgres_drop(args.database)
     summary = args.out / f"{bundle.name}.json"
-    summary.write_text(json.dumps({"scale": args.scale, "bundle": str(bundle), "figures": figures.rows}, indent=2) + "\n")
+    rows = figures.rows
+    if set(steps) != set(STEPS) and summary.exists():  # some steps only: the other steps' last figures stay
+        named = {row["name"] for row in rows}
+        rows = [row for row in json.loads(summary.read_text()).get("figures", []) if row["name"] not in named] + rows
+    summary.write_text(json.dumps({"scale": args.scale, "bundle": str(bundle), "figures": rows}, indent=2) + "\n")
     misses = figures.misses()
     print(f"{len(misses)} figure(s) over target{': ' + ', '.join(m['name'] for m in misses) if misses else ''}; "
           f"written to {summary}", flush=True)

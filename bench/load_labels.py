@@ -4,6 +4,7 @@ save exactly once (issue 4, point 7).
 
     .venv/bin/python -m bench.load_labels [--annotators 50] [--items 2] [--criteria 30]
         [--think-ms 1000] [--workers 3] [--threads 2] [--max-seconds 120] [--json]
+        [--busy-database-url URL --busy-project SLUG [--busy-report "agreement --a ... --b ..."]]
 
 What it does, all on loopback (it refuses any other host):
 1. creates a throw-away PostgreSQL database (default ``evalsite_load_<pid>`` on
@@ -19,6 +20,10 @@ What it does, all on loopback (it refuses any other host):
 4. stops gunicorn and checks the database: one label per acknowledged (response, criterion,
    annotator), holding the last acknowledged verdict and revision, one history row per
    acknowledged change, no duplicates; then drops the database.
+
+With ``--busy-*``, a report computes over and over on another database while the annotators click
+(``BusyReport``: the cache emptied before each run, at the workers' CPU priority), so the figures
+say what an annotator waits while a worker computes a full-scale report on the same machine.
 
 It is bounded: at most annotators × items × criteria × 1.2 requests and ``max-seconds`` of
 load. Figures: p50 / p95 / max save latency (client-side, ms), saves per second, lost and
