@@ -53,8 +53,11 @@ def reliability_compute(*, inputs: ReportInputs, source, level: str = "nominal",
     alpha = metrics.krippendorff_alpha(matrix, level=level)
     out = {"krippendorff_alpha": as_number(alpha), "n_units": int(matrix.shape[1]), "n_raters": int(len(raters)), "level": level}
     if ci:
+        # Each unit's case by its external id, not its primary key: the resampling draws cases in the
+        # order of these names, so the interval is the same whatever keys the database gave the cases
+        # (as text, keys 99 and 100 swap places: an export imported again moved the interval).
         unit_cases = np.empty(matrix.shape[1], dtype=object)
-        unit_cases[unit] = rated["response_id"].map(own.responses["case_id"]).to_numpy()
+        unit_cases[unit] = rated["response_id"].map(own.responses["case_id"]).map(own.cases["case_external_id"]).to_numpy()
         interval = metrics.krippendorff_alpha_ci(matrix, unit_cases.astype(str), level=level)
         out["alpha_ci"] = interval_pair(interval)
     return out

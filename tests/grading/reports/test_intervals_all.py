@@ -145,18 +145,18 @@ def test_pairwise_weighted_mean_and_grader(cis):
     assert nobody["weighted_mean_mf1"] is None and nobody["weighted_mean_mf1_ci"] is None
 
 
+def _alpha(drawn):
+    columns = [r for case in drawn for r in RESPONSES if r[0] == case]
+    data = np.array([[DOCS[who].get(r, np.nan) for r in columns] for who in DOCS], dtype=float)
+    try:
+        return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=[0.0, 1.0])
+    except ValueError:
+        return None
+
+
 def test_krippendorff_alpha(cis):
     result = run("reliability", "--source", "cohort:docs", "--ci")
-
-    def alpha(drawn):
-        columns = [r for case in drawn for r in RESPONSES if r[0] == case]
-        data = np.array([[DOCS[who].get(r, np.nan) for r in columns] for who in DOCS], dtype=float)
-        try:
-            return krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=[0.0, 1.0])
-        except ValueError:
-            return None
-
-    assert result["alpha_ci"] == pytest.approx(by_hand(alpha))
+    assert result["alpha_ci"] == pytest.approx(by_hand(_alpha))
     assert result["alpha_ci"][0] <= result["krippendorff_alpha"] <= result["alpha_ci"][1]
 
 
@@ -302,3 +302,35 @@ def test_traits_page_toggle(client, db, tmp_path):
     row = dict(zip(table["columns"], table["rows"][0]))
     assert row["qwk 95% CI"] == pm_text(by_hand(ruler_qwk, ["c1", "c2", "c3"]))
     assert "qwk 95% CI" not in client.get(url).context["result"]["tables"]["traits"]["columns"]
+
+
+def _next_case_ids_straddle_a_power_of_ten(n_cases: int) -> None:
+    """Set the database's next case id so that the next ``n_cases`` ids straddle a power of ten
+    (98, 99, 100, ...), where ids as text sort in another order than the cases do."""
+    from django.db import connection
+
+    from annotation.models import Case
+
+    table = Case._meta.db_table
+    above = (Case.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + n_cases
+    start = 10 ** len(str(above)) - n_cases // 2
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s, false)", [table, start])
+        else:
+            cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [start - 1, table])
+            if not cursor.rowcount:
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, start - 1])
+
+
+def test_krippendorff_alpha_interval_does_not_depend_on_the_cases_ids(db, tmp_path):
+    """The resampling draws cases in the order of their names, whatever ids the database gave them:
+    an exported study imported again has the same interval."""
+    from annotation.models import Case
+
+    _next_case_ids_straddle_a_power_of_ten(len(CASES))
+    bundle_import(path=bundle(tmp_path / "cis"))
+    ids = [str(pk) for pk in Case.objects.filter(project__slug="cis").order_by("pk").values_list("pk", flat=True)]
+    assert sorted(ids) != ids  # as text the ids are out of the cases' order
+    result = run("reliability", "--source", "cohort:docs", "--ci")
+    assert result["alpha_ci"] == pytest.approx(by_hand(_alpha))
