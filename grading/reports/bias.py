@@ -31,6 +31,7 @@ from grading.sources import Source, project_sources, source_parse
 from ..judges.backends import backend_names
 from ..models import Judge
 from . import charts
+from .bias_items import item_coverage, judged_items, on_items, shared_items_of, within
 from .inputs import ReportInputs, as_number, interval_pair, interval_text, report_table
 from .registry import Flag, Page, Params, Report, ReportUnavailable, SourceField, choice, register
 from .scores import decision_values, unit_values
@@ -176,62 +177,6 @@ def _score_intervals(rows: pd.DataFrame, inputs: ReportInputs, names: list[str],
     return out
 
 
-def _item_codes(rows: pd.DataFrame) -> np.ndarray:
-    """One int64 per row naming its (response, criterion) item: set operations on millions of
-    items as numpy arrays, not Python tuples (at full scale the tuples took seconds and 700 MB)."""
-    return (rows["response"].to_numpy(dtype=np.int64) << 32) | rows["criterion_id"].to_numpy(dtype=np.int64)
-
-
-def _judged_items(frames: list[pd.DataFrame], names: list[str]) -> dict[str, np.ndarray]:
-    """The items (``_item_codes``, sorted and unique) each judge scored among the rows of ``frames``."""
-    found: dict[str, list[np.ndarray]] = {name: [] for name in names}
-    for rows in frames:
-        codes = _item_codes(rows)
-        for name, positions in rows.groupby("judge", sort=False, observed=True).indices.items():
-            if name in found:
-                found[name].append(codes[positions])
-    return {name: np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
-            for name, parts in found.items()}
-
-
-def _shared(items: dict[str, np.ndarray]) -> np.ndarray:
-    found = list(items.values())
-    shared = found[0] if found else np.empty(0, dtype=np.int64)
-    for other in found[1:]:
-        shared = np.intersect1d(shared, other, assume_unique=True)
-    return shared
-
-
-def _within(rows: pd.DataFrame, ids: set) -> pd.DataFrame:
-    """The rows on the criteria ``ids``: ``rows`` itself, not a copy, when that is all of them."""
-    kept = rows["criterion_id"].isin(ids)
-    return rows if kept.all() else rows[kept]
-
-
-def _on_items(rows: pd.DataFrame, items: np.ndarray) -> pd.DataFrame:
-    return rows[np.isin(_item_codes(rows), items)] if len(rows) else rows
-
-
-def _item_coverage(items: dict[str, np.ndarray], *, shared_items: bool) -> tuple[dict, list[str]]:
-    """How the judges' items compare: ``item_coverage`` of the output and the warning when the cells rest
-    on different items (a judge scored items another did not, so their cells are means over
-    different responses)."""
-    n_every = len(np.unique(np.concatenate(list(items.values())))) if items else 0
-    n_shared = len(_shared(items))
-    summary = {"shared_items": shared_items, "same_items": all(len(found) == n_every for found in items.values()),
-               "n_items_union": n_every, "n_items_shared": n_shared,
-               "n_items_by_judge": {name: len(found) for name, found in items.items()}}
-    if summary["same_items"]:
-        return summary, []
-    per_judge = ", ".join(f"{name} {len(found):,}" for name, found in items.items())
-    if shared_items:
-        return summary, [f"restricted to the {n_shared:,} items every judge scored (of {n_every:,} scored by any: "
-                         f"{per_judge}); each cell's n counts them"]
-    return summary, [f"the cells rest on different items: the judges scored {per_judge} of {n_every:,} items, "
-                     f"{n_shared:,} of them by every judge; each cell's n says how many it averages. Ask for shared "
-                     "items (--shared-items) to compare every judge on the same items"]
-
-
 def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale: str = "native", criterion: str = ALL,
                  human: str = "mean", shared_items: bool = False, ci: bool = False) -> dict:
     """``shared_items``: only the (response, criterion) items every judge of the matrix scored, so
@@ -264,21 +209,21 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if not selection.ids:
         raise ReportUnavailable(f"no {condition} judge has scored a model-authored response on the chosen criteria")
     ids = selection.ids
-    chosen, chosen_samples = _within(decided_rows, ids), _within(sample_rows, ids)
+    chosen, chosen_samples = within(decided_rows, ids), within(sample_rows, ids)
     scored_any = set(decided_rows["judge"]) | set(sample_rows["judge"])
     left_out = {name: ("has no judgments of model-authored responses" if name not in scored_any
                        else "scored none of the chosen criteria")
                 for name in names if not ((chosen["judge"] == name).any() or (chosen_samples["judge"] == name).any())}
     names = [name for name in names if name not in left_out]
     judge_models = {j.name: j.model or j.name for j in judges if j.name in names}
-    items = _judged_items([chosen, chosen_samples], names)
-    coverage, item_warnings = _item_coverage(items, shared_items=shared_items)
+    items = judged_items([chosen, chosen_samples], names)
+    coverage, item_warnings = item_coverage(items, shared_items=shared_items)
     if shared_items and not coverage["same_items"]:
-        shared = _shared(items)
+        shared = shared_items_of(items)
         if not len(shared):
             raise ReportUnavailable(f"no item is scored by every {condition} judge ({', '.join(names)}): there are no shared "
                               "items to compare them on")
-        chosen, chosen_samples = _on_items(chosen, shared), _on_items(chosen_samples, shared)
+        chosen, chosen_samples = on_items(chosen, shared), on_items(chosen_samples, shared)
     cells = _cells(chosen, chosen_samples, names, judge_models)
     out = {
         "judges": names,
@@ -308,9 +253,9 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if reference is not None:
         human_rows, experts = _human(inputs.for_source(reference), reference, human=human, scale=scale, ids=ids)
         if shared_items and not coverage["same_items"]:  # the human reference on the same items as the judges
-            shared = _shared(items)
-            human_rows = _on_items(human_rows, shared)
-            experts = _on_items(experts, shared) if experts is not None else None
+            shared = shared_items_of(items)
+            human_rows = on_items(human_rows, shared)
+            experts = on_items(experts, shared) if experts is not None else None
         targets = out["targets"]
         human_means = human_rows.groupby("target", sort=True)["score"].mean()
         scores = pd.DataFrame(out["scores"], index=names, columns=targets, dtype=float)
