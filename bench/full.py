@@ -138,6 +138,9 @@ def manage(*args: str) -> list[str]:
     return [sys.executable, "manage.py", *args]
 
 
+CACHE_CLEAR = manage("shell", "-c", "from django.core.cache import cache; cache.clear()")
+
+
 def fallback_arguments(report) -> list[str]:
     """Arguments for a report ``REPORT_ARGUMENTS`` does not name: each required source a cohort
     where the report takes one (else a judge), a required choice its first choice, a required
@@ -166,14 +169,13 @@ def bench_reports(slug: str, env: dict, figures: Figures, only: list[str] | None
     django.setup()
     from grading.reports.registry import computed_reports
 
-    clear = manage("shell", "-c", "from django.core.cache import cache; cache.clear()")
     for report in computed_reports():
         if only and report.key not in only:
             continue
         args = REPORT_ARGUMENTS.get(report.key)
         note = "" if args is not None else "arguments guessed (not in REPORT_ARGUMENTS)"
         args = fallback_arguments(report) if args is None else args
-        subprocess.run(clear, cwd=ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(CACHE_CLEAR, cwd=ROOT, env=env, check=True, capture_output=True)
         run = measured(manage(report.key, "--project", slug, *args, "--json"), env)
         if run.returncode != 0:  # e.g. a report the study's data cannot give (no traits): no figure
             figures.add(f"report {report.key}: first computation", "n/a", "s", target=REPORT_SECONDS,

@@ -51,6 +51,8 @@ import threading
 import time
 from pathlib import Path
 
+from django.conf import settings
+
 from bench.load_clients import Annotator, paced_schedule, verify
 from bench.load_setup import (
     BenchDatabase,
@@ -82,14 +84,12 @@ class BusyReport(threading.Thread):
 
     def __init__(self, *, database_url: str, project: str, report: list[str]):
         super().__init__(daemon=True)
-        self.env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "evalsite.settings.local",
-                    "CELERY_TASK_ALWAYS_EAGER": "true", "PYTHONPATH": str(ROOT)}
-        self.steps = [[sys.executable, "manage.py", "shell", "-c", "from django.core.cache import cache; cache.clear()"],
-                      [sys.executable, "manage.py", *report[:1], "--project", project, *report[1:], "--json"]]
-        self.label = " ".join(report)
-        from django.conf import settings  # set up by ``run`` before the load starts
+        from bench.full import CACHE_CLEAR, bench_env, manage  # lazy: bench.full is the caller of this option
 
-        self.nice = settings.EVALSITE_WORKER_NICE
+        self.env = bench_env(database_url)
+        self.steps = [CACHE_CLEAR, manage(*report[:1], "--project", project, *report[1:], "--json")]
+        self.label = " ".join(report)
+        self.nice = settings.EVALSITE_WORKER_NICE  # django is set up by ``run`` before the load starts
         self.stopping = threading.Event()
         self.started_runs = self.completed = 0
         self.failures: list[str] = []
@@ -104,8 +104,8 @@ class BusyReport(threading.Thread):
         while not self.stopping.is_set():
             self.started_runs += 1
             for step in self.steps:
-                self.process = subprocess.Popen(step, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, preexec_fn=self.as_a_worker,
-                                                stderr=subprocess.PIPE, text=True)
+                self.process = subprocess.Popen(step, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.PIPE, text=True, preexec_fn=self.as_a_worker)
                 _, err = self.process.communicate()
                 if self.stopping.is_set():
                     return
