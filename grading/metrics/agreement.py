@@ -142,10 +142,15 @@ def binary_agreement(a, b) -> BinaryAgreement:
         return BinaryAgreement(0, 0, 0, 0, 0, None, None, None, None, None, None, None)
     from sklearn.metrics import cohen_kappa_score, f1_score  # lazy: scikit-learn loads on first use, not at start-up
 
+    # scikit-learn's figures of the four (a, b) pairs weighted by their counts: the confusion matrix of
+    # the n pairs, so the same figures, without validating n rows on each call (a tenth of a second
+    # at the 825,000 pairs of a full-scale study, eleven calls per comparison with the models').
+    pair_a, pair_b = np.array([1, 0, 1, 0]), np.array([1, 1, 0, 0])
+    weight = np.array([tp, fp, fn, tn], dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f1_met, f1_not = f1_score(a, b, labels=[1, 0], average=None, zero_division=np.nan)
-        kappa = cohen_kappa_score(a, b, labels=[0, 1], replace_undefined_by=np.nan)
+        f1_met, f1_not = f1_score(pair_a, pair_b, labels=[1, 0], average=None, zero_division=np.nan, sample_weight=weight)
+        kappa = cohen_kappa_score(pair_a, pair_b, labels=[0, 1], sample_weight=weight, replace_undefined_by=np.nan)
     f1_met, f1_not = _none_if_nan(f1_met), _none_if_nan(f1_not)
     mf1 = None if f1_met is None or f1_not is None else (f1_met + f1_not) / 2
     return BinaryAgreement(
@@ -198,7 +203,7 @@ def case_level_mf1(
         index=df.index,
     ).astype(np.int64)
     for key in keys:
-        counts[key] = df[key].to_numpy()
+        counts[key] = df[key]  # the same index: no alignment, and the column keeps its dtype
     grouped = counts.groupby(keys, sort=True, observed=True, dropna=False)
     per_group = grouped[["tp", "fp", "fn", "tn"]].sum()
     per_group.insert(0, "n", grouped.size())

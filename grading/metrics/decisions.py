@@ -136,8 +136,10 @@ def _vote_codes(frame: pd.DataFrame) -> np.ndarray:
     has_verdict = pd.notna(verdict) & ~has_option
     has_value = ~np.isnan(value) & ~has_option & ~has_verdict
     if has_verdict.any():
-        verdict_codes = pd.Categorical(verdict[has_verdict], categories=VERDICTS).codes
-        codes[has_verdict] = verdict_codes.astype(np.int64)  # an unknown verdict stays -1
+        # The distinct verdicts first, then each row's: hashing millions of strings against the
+        # categories row by row (``pd.Categorical``) takes four times as long.
+        seen, distinct = pd.factorize(verdict[has_verdict])
+        codes[has_verdict] = pd.Index(VERDICTS, dtype=object).get_indexer(distinct)[seen]  # an unknown verdict stays -1
     offset = len(VERDICTS)
     if has_option.any():
         option_codes, uniques = pd.factorize(option[has_option])

@@ -20,6 +20,7 @@ from annotation.models import Cohort, CohortMembership, Criterion, Label, Projec
 from annotation.selectors import labels_final
 from annotation.vocabulary import CANNOT_ASSESS, MET, NOT_MET, UNRESOLVED
 
+from ..metrics.columns import mapped_column, object_column
 from ..metrics.decisions import (
     DECISION_COLUMNS,
     SourceDecision,
@@ -68,6 +69,8 @@ def label_rows(*, project: Project, cohort: Cohort | None = None, response_ids=N
         return _label_rows_numeric(qs)
     rows = fetch_frame(qs.values_list("response_id", "criterion_id", "cohort_id", "annotator_id", "role", "verdict",
                                       "option_label", "value"), LABEL_COLUMNS)
+    for column in ("role", "verdict", "option"):  # as the numeric read gives them
+        rows[column] = object_column(rows[column], rows.index)
     rows["value"] = rows["value"].astype(float)
     return rows
 
@@ -90,9 +93,9 @@ def _label_rows_numeric(qs) -> pd.DataFrame:
     if len(options):
         option[pd.Index(numbers["pk"]).get_indexer(options["pk"])] = options["option"].to_numpy(dtype=object)
     rows = numbers[["response_id", "criterion_id", "cohort", "rater"]].copy()
-    rows["role"] = ROLE_BY_CODE[numbers["rcode"].to_numpy(dtype=np.int64) + 1]
-    rows["verdict"] = VERDICT_BY_CODE[numbers["vcode"].to_numpy(dtype=np.int64) + 1]
-    rows["option"] = option
+    rows["role"] = object_column(ROLE_BY_CODE[numbers["rcode"].to_numpy(dtype=np.int64) + 1], rows.index)
+    rows["verdict"] = object_column(VERDICT_BY_CODE[numbers["vcode"].to_numpy(dtype=np.int64) + 1], rows.index)
+    rows["option"] = object_column(option, rows.index)
     rows["value"] = numbers["value"].astype(float)
     # Item by item, as the plain read's index scan gives them: the cohort rule's grouping runs a
     # third faster on rows in item order than in the heap order COPY streams them in.
@@ -107,8 +110,9 @@ def label_rater_counts(*, rows: pd.DataFrame, responses: pd.DataFrame) -> pd.Dat
     report has read for the cohort's decisions: counting in the database read them a second time."""
     at = responses.index.get_indexer(rows["response_id"].to_numpy())
     kept = at >= 0
-    frame = pd.DataFrame({"model": responses["model"].to_numpy(dtype=object)[at[kept]],
-                          "role": rows["role"].to_numpy(dtype=object)[kept], "rater": rows["rater"].to_numpy()[kept]})
+    frame = pd.DataFrame({"model": object_column(responses["model"].to_numpy(dtype=object)[at[kept]]),
+                          "role": object_column(rows["role"].to_numpy(dtype=object)[kept]),
+                          "rater": rows["rater"].to_numpy()[kept]})
     return frame.groupby(["model", "role"], sort=True)["rater"].nunique().rename("n").reset_index()
 
 
@@ -248,16 +252,16 @@ def judgment_rows(*, judge: Judge | None = None, judges: list[Judge] | None = No
         qs = qs.annotate(valid_code=Case(When(valid=True, then=Value(1)), default=Value(0), output_field=IntegerField()))
         fields[fields.index("valid")] = "valid_code"
     rows = fetch_frame(qs.values_list(*fields), columns, numeric=numeric)
-    rows["judge"] = rows["judge"].map(names) if len(rows) else rows["judge"]
-    rows["verdict"] = VERDICT_BY_CODE[rows["vcode"].to_numpy(dtype=np.int64) + 1]
+    rows["judge"] = mapped_column(rows["judge"], pd.Series(names, dtype=object))
+    rows["verdict"] = object_column(VERDICT_BY_CODE[rows["vcode"].to_numpy(dtype=np.int64) + 1], rows.index)
+    rows["option"] = object_column(rows["option"] if with_options else np.full(len(rows), None), rows.index)
     if not with_options:
-        rows["option"] = None
         rows["value"] = np.nan
     rows["value"] = rows["value"].astype(float)
     if with_options:
         rows["value"] = rows["value"].fillna(_option_values(rows, criteria))
     rows["valid"] = rows["valid"].astype(bool)
-    rows["kind"] = rows["criterion_id"].map(criteria["kind"])
+    rows["kind"] = mapped_column(rows["criterion_id"], criteria["kind"])
     return rows.drop(columns="vcode")
 
 

@@ -28,6 +28,9 @@ def test_whole_project_labels_read_as_numbers_equal_the_plain_read(every_kind): 
     plain = label_rows(project=project, response_ids=every_response)  # restricted: the plain read
     assert len(numeric) == Label.objects.filter(project=project).count() > 0
     assert numeric["option"].notna().any() and numeric["value"].notna().any() and (numeric["role"] == "checker").any()
+    for column in ("role", "verdict", "option"):  # object columns in both reads, None where missing
+        assert numeric[column].dtype == object and plain[column].dtype == object
+    assert numeric["verdict"].isna().any() and all(v is None for v in numeric["verdict"] if not isinstance(v, str))
     pd.testing.assert_frame_equal(_ordered(numeric), _ordered(plain))
     keys = [*ITEM, "cohort"]
     decided = [cohort_decide(rows, keys=keys).sort_values(keys).reset_index(drop=True) for rows in (numeric, plain)]
@@ -84,6 +87,8 @@ def test_judgments_of_binary_criteria_read_as_numbers_equal_the_plain_read(binar
     numeric = judgment_rows(judges=judges, criteria=criteria)  # every response: the numeric read
     plain = judgment_rows(judges=judges, criteria=criteria, response_ids=every_response)  # 11 responses: plain
     assert len(numeric) == 11 * 30 * 5 and not numeric["valid"].all()
+    for column in ("judge", "verdict", "option", "kind"):
+        assert numeric[column].dtype == object and plain[column].dtype == object
     order = ["judge", "response_id", "criterion_id", "sample"]
     pd.testing.assert_frame_equal(numeric.sort_values(order).reset_index(drop=True),
                                   plain.sort_values(order).reset_index(drop=True))

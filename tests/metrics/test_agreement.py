@@ -1,6 +1,8 @@
 """Binary, case-level, ordinal and Krippendorff agreement, pinned to hand calculations,
 scikit-learn on the same data and Krippendorff's published worked example."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -44,6 +46,28 @@ def test_binary_agreement_matches_sklearn_macro_f1_and_kappa_on_random_data():
     assert result.mf1 == pytest.approx(f1_score(a, b, average="macro"))
     assert result.f1_met == pytest.approx(f1_score(a, b, pos_label=1))
     assert result.cohen_kappa == pytest.approx(cohen_kappa_score(a, b))
+
+@pytest.mark.parametrize("shape", ["random", "all met", "all not met", "met in a only", "met in b only", "one pair",
+                                   "perfect", "opposite"])
+def test_binary_agreement_is_exactly_sklearn_on_the_pairs_themselves(shape):
+    """The figures come from scikit-learn on the four (a, b) pairs weighted by their counts: exactly
+    those of scikit-learn on the pairs one by one, undefined where those are undefined."""
+    rng = np.random.default_rng(len(shape))
+    a = rng.integers(0, 2, 997)
+    b = np.where(rng.random(997) < 0.7, a, 1 - a)
+    a, b = {
+        "random": (a, b), "all met": (np.ones(50, int), np.ones(50, int)), "all not met": (np.zeros(9, int), np.zeros(9, int)),
+        "met in a only": (a, np.zeros(997, int)), "met in b only": (np.zeros(997, int), b), "one pair": (np.array([1]), np.array([0])),
+        "perfect": (a, a), "opposite": (a, 1 - a),
+    }[shape]
+    result = binary_agreement(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f1_met, f1_not = f1_score(a, b, labels=[1, 0], average=None, zero_division=np.nan)
+        kappa = cohen_kappa_score(a, b, labels=[0, 1], replace_undefined_by=np.nan)
+    as_none = [None if np.isnan(x) else float(x) for x in (f1_met, f1_not, kappa)]
+    assert [result.f1_met, result.f1_not_met, result.cohen_kappa] == as_none
+
 
 def test_class_absent_from_both_sources_leaves_mf1_undefined():
     result = binary_agreement([0, 0, 0], [0, 0, 0])
