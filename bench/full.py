@@ -213,6 +213,8 @@ def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
                 note="the cohorts' decisions from the cache, the adjudications read anew")
     figures.add("adjudication queue after labels changed", queue["changed_seconds"], "s", target=QUEUE_SECONDS,
                 note=f"{queue['n_changed_labels']} labels of one response changed: that response counted again")
+    figures.add("adjudication queue after an assignment made", queue["assigned_seconds"], "s", target=QUEUE_SECONDS,
+                note="a response assigned to a new annotator: that response counted again")
     figures.add("adjudication_queue command from process start", queue["command_seconds"], "s")
     page = bench_item_page(slug, database_url=database_url)
     figures.add("adjudication page, median", page["median_ms"], "ms", target=ADJUDICATION_PAGE_MS,

@@ -50,7 +50,9 @@ from .registry import Flag, Params, Report, ReportPreparing, register
 logger = logging.getLogger(__name__)
 
 STATUSES = ("open", "done", "all")
-CACHE_SECONDS = 24 * 3600
+# How long kept counts last after they were counted or brought up to date: a study opened again weeks
+# later is brought up to date response by response, not counted whole (replaced counts expire sooner, ``_keep``).
+CACHE_SECONDS = 30 * 24 * 3600
 # A kept count is taken as it is once it was made this long after the newest change it saw (a label
 # write commits a moment after its ids and times are taken); before that it is brought up to date.
 SETTLED = timedelta(seconds=30)
@@ -60,7 +62,7 @@ REFRESH_MAX = 2_000
 SUPERSEDED_SECONDS = 60
 # Part of the kept counts' cache key: a change of what is kept there makes a new key, so an entry of
 # an earlier shape is never read.
-KEPT_VERSION = 2
+KEPT_VERSION = 3
 # A background count queued this long ago is taken as lost (its worker gone); the next look queues it again.
 COUNTING_SECONDS = 600
 # How long a failed background count is shown before the next look tries again.
@@ -162,9 +164,9 @@ def _counted_disputes(*, project: Project, cohorts, whole: bool = True) -> selec
     """``selectors.cohort_disputes`` of the first two cohorts, kept in the cache and brought up to
     date response by response: counting a full-scale project's labels takes many seconds, while
     the responses whose labels or assignments changed since the last count are a few, counted in
-    milliseconds. A change that is not a label's or an assignment status's (``base``: a criterion,
-    a response, a cohort, an assignment made or removed, an import, an admin edit) counts the whole
-    project again; an adjudication changes nothing here. ``whole=False``: None instead of counting
+    milliseconds; an assignment made counts its response again. A change of what the counts rest on
+    (``base``: a criterion, a response, a cohort, an import, an admin edit) or an assignment removed
+    counts the whole project again; an adjudication changes nothing here. ``whole=False``: None instead of counting
     the whole project (the page then has it counted in the background, ``queue_count_start``)."""
     pair = [c.obj for c in cohorts[:2]] + [None, None]
     key = _kept_key(project=project, cohorts=cohorts)

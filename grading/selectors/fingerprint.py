@@ -20,8 +20,8 @@ judgments outside these paths is not seen; no code path of evalsite does that.
 
 The adjudication queue keeps what the cohorts decided and brings it up to date response by
 response instead: ``disputes_fingerprint`` holds what those counts rest on apart from the labels
-and the assignments' statuses (a change there counts the whole project again), ``label_mark`` where
-the labels and statuses stand, and ``responses_changed`` which responses changed since a mark.
+and the assignments (a change there counts the whole project again), ``label_mark`` where the
+labels and assignments stand, and ``responses_changed`` which responses changed since a mark.
 """
 import hashlib
 import json
@@ -97,14 +97,13 @@ def project_fingerprint(*, project: Project, adjudications: bool = True) -> str:
 
 def disputes_fingerprint(*, project: Project) -> str:
     """sha256 (hex, 16 chars) of what the cohorts' decisions rest on apart from the labels and the
-    assignments' statuses, which ``label_mark`` follows: a change here (a criterion, a response, a
-    cohort, an assignment made or removed, an import, an admin edit) means counting the whole
-    project again; a judge's run, an adjudication or a report setting changes nothing here."""
+    assignments, which ``label_mark`` follows: a change here (a criterion, a response, a cohort, an
+    import, an admin edit) means counting the whole project again; a judge's run, an adjudication
+    or a report setting changes nothing here."""
     parts = [
         project.pk, project.created_at,
         Project.objects.filter(pk=project.pk).values_list("data_changed_at", flat=True).first(),
         *_rows_kept(project),
-        Assignment.objects.filter(project=project).aggregate(n=Count("id"), m=Max("id")),
         list(Cohort.objects.filter(project=project).order_by("pk").values_list("pk", "position")),
     ]
     text = json.dumps(parts, default=str, sort_keys=True)
@@ -121,14 +120,18 @@ TIME_MARGIN = timedelta(minutes=5)
 
 @dataclass(frozen=True)
 class LabelMark:
-    """Where a project's label changes stand: its newest label and label-history ids, and the
-    tallies and newest times of its submitted, checked and reopened (regular) assignments, which
-    turn labels final or back into drafts; ``newest``: when the newest of those changes was made."""
+    """Where a project's label changes stand: its newest label and label-history ids, the tallies
+    and newest times of its submitted, checked and reopened (regular) assignments, which turn labels
+    final or back into drafts, and how many assignments it has and the newest one's id (an
+    assignment made for a response turns the cohort checker's labels there into drafts, a removed
+    one back); ``newest``: when the newest of those changes was made."""
 
     label_id: int
     history_id: int
     assignments: tuple
     newest: datetime | None
+    n_assignments: int = 0
+    assignment_id: int = 0
 
 
 def label_mark(*, project: Project) -> LabelMark:
@@ -137,22 +140,26 @@ def label_mark(*, project: Project) -> LabelMark:
     label = Label.objects.filter(project=project).order_by("-id").values_list("id", "updated_at").first() or (0, None)
     history = (LabelHistory.objects.filter(project=project).order_by("-id").values_list("id", "changed_at").first()
                or (0, None))
-    tally = Assignment.objects.filter(project=project, is_check=False).aggregate(
-        f=Count("id", filter=Q(status__in=FINAL_STATUSES)), c=Count("id", filter=Q(status=Assignment.CHECKED)),
-        s=Max("submitted_at"), k=Max("checked_at"), r=Max("reopened_at"))
-    times = [t for t in (label[1], history[1], tally["s"], tally["k"], tally["r"]) if t is not None]
+    regular = Q(is_check=False)
+    tally = Assignment.objects.filter(project=project).aggregate(
+        f=Count("id", filter=regular & Q(status__in=FINAL_STATUSES)),
+        c=Count("id", filter=regular & Q(status=Assignment.CHECKED)),
+        s=Max("submitted_at", filter=regular), k=Max("checked_at", filter=regular), r=Max("reopened_at", filter=regular),
+        n=Count("id"), m=Max("id"), made=Max("created_at"))
+    times = [t for t in (label[1], history[1], tally["s"], tally["k"], tally["r"], tally["made"]) if t is not None]
     return LabelMark(label_id=label[0], history_id=history[0],
                      assignments=(tally["f"], tally["c"], tally["s"], tally["k"], tally["r"]),
-                     newest=max(times) if times else None)
+                     newest=max(times) if times else None, n_assignments=tally["n"], assignment_id=tally["m"] or 0)
 
 
 def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> set[int] | None:
-    """The responses of ``project`` whose labels or (regular) assignment statuses may have changed
-    since ``since`` was read at ``at``: every label-history row newer than the mark or stamped
-    within ``TIME_MARGIN`` before it, every label written past the write services (no history)
-    newer than the mark, every assignment submitted, checked or reopened within the margin. A
-    superset, or None where a change cannot be placed on a response (a deletion whose history does
-    not name it)."""
+    """The responses of ``project`` whose labels or assignments may have changed since ``since`` was
+    read at ``at``: every label-history row newer than the mark or stamped within ``TIME_MARGIN``
+    before it, every label written past the write services (no history) newer than the mark, every
+    (regular) assignment submitted, checked or reopened within the margin, every (regular)
+    assignment made since the mark or within the margin. A superset, or None where a change cannot
+    be placed on a response: a deletion whose history does not name it, an assignment removed
+    (nothing of it is left), or one that committed after the mark with an id below its newest."""
     window = at - TIME_MARGIN
     # An import's rows are left out: an import changes ``disputes_fingerprint``, and a count made on
     # the same fingerprint was made after it committed (rows, batch and all, in one transaction).
@@ -176,4 +183,13 @@ def responses_changed(*, project: Project, since: LabelMark, at: datetime) -> se
     changed.update(Assignment.objects.filter(project=project, is_check=False).filter(
         Q(submitted_at__gte=window) | Q(checked_at__gte=window) | Q(reopened_at__gte=window))
         .order_by().values_list("response_id", flat=True).distinct())
+    # Assignments made: the ids past the mark, and those made within the margin. Every assignment now
+    # is one the mark counted or one past its newest id, unless one was removed or committed late.
+    made = Assignment.objects.filter(project=project).aggregate(n=Count("id"), newer=Count("id", filter=Q(id__gt=since.assignment_id)))
+    if made["n"] != since.n_assignments + made["newer"]:
+        return None
+    # A check item made changes no decision (its labels never count; removed, they would: counted above).
+    changed.update(Assignment.objects.filter(project=project, is_check=False)
+                   .filter(Q(id__gt=since.assignment_id) | Q(created_at__gte=window))
+                   .order_by().values_list("response_id", flat=True).distinct())
     return changed

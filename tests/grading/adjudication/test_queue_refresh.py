@@ -2,8 +2,9 @@
 response by response (``_counted_disputes``): after each kind of change (a label saved, an
 assignment submitted or reopened, a label deleted, a label written outside the write service) only
 the responses it touched are counted again, and the result is the count of the whole project made
-from scratch; a change of what the counts rest on (an assignment made) counts the whole project
-again, and a change the counts do not read (an adjudication) counts nothing."""
+from scratch; an assignment made counts its response again, an assignment removed or a change of
+what the counts rest on counts the whole project again, and a change the counts do not read (an
+adjudication) counts nothing."""
 from datetime import timedelta
 
 import pandas as pd
@@ -74,6 +75,7 @@ def test_each_change_counts_only_its_response_again(every_kind, monkeypatch, clo
     user = User.objects.create_user("a8")
     CohortMembership.objects.create(project=project, cohort=g1, user=user, role="annotator")
     assignment = Assignment.objects.create(project=project, cohort=g1, response=r1, annotator=user)
+    clock()
     count = Counting(project, monkeypatch)
 
     count()
@@ -130,10 +132,21 @@ def test_each_change_counts_only_its_response_again(every_kind, monkeypatch, clo
     count()
     assert count.calls == []
 
+    # An assignment made for r2 turns g1's checker labels there into drafts (a review is under way):
+    # that response is counted again, not the whole project.
     clock()
-    Assignment.objects.create(project=project, cohort=g1, response=r2, annotator=user)
+    made = Assignment.objects.create(project=project, cohort=g1, response=r2, annotator=user)
+    clock()
     count()
-    assert count.calls == [None]  # what the counts rest on changed: the whole project
+    assert count.calls == [{r2.pk}]
+
+    # An assignment removed leaves nothing that names its response: the whole project.
+    clock()
+    made.delete()
+    clock()
+    count()
+    assert count.calls == [None]
+
 
 
 def test_right_after_a_change_the_kept_counts_are_brought_up_to_date_until_it_has_settled(every_kind, monkeypatch, clock):
@@ -179,6 +192,33 @@ def test_the_margin_reaches_back_past_the_newest_ids(every_kind):
     assert response.pk not in selectors.responses_changed(project=project, since=mark, at=later)
     Assignment.objects.filter(pk=check.pk).update(is_check=False)
     assert response.pk in selectors.responses_changed(project=project, since=mark, at=later)
+
+
+def test_an_assignment_made_is_placed_on_its_response_and_one_removed_on_none(every_kind):
+    """An assignment made since the mark names its response (a check item does not); one that
+    the mark did not count though its id is below the mark's newest (it committed after the mark was
+    read) or one removed cannot be placed: the whole project is counted again."""
+    import dataclasses
+
+    project = every_kind
+    label = Label.objects.filter(project=project).select_related("cohort", "annotator").order_by("pk").first()
+    response = Response.objects.filter(project=project).order_by("-pk").first()
+    later = timezone.now() + timedelta(hours=1)  # past the margin: only what is newer than the mark
+    mark = selectors.label_mark(project=project)
+    made = Assignment.objects.create(project=project, cohort=label.cohort, response=response, annotator=label.annotator)
+    assert selectors.label_mark(project=project) != mark
+    assert selectors.responses_changed(project=project, since=mark, at=later) == {response.pk}
+    now = selectors.label_mark(project=project)
+    assert selectors.responses_changed(project=project, since=now, at=later) == set()
+    check = Assignment.objects.create(project=project, cohort=label.cohort, response=response,
+                                      annotator=User.objects.create_user("checked-by-gold"), is_check=True)
+    assert selectors.responses_changed(project=project, since=now, at=later) == set()
+    now = selectors.label_mark(project=project)
+    assert now.n_assignments == mark.n_assignments + 2 and now.assignment_id == check.pk
+    uncounted = dataclasses.replace(now, n_assignments=now.n_assignments - 1)
+    assert selectors.responses_changed(project=project, since=uncounted, at=later) is None
+    made.delete()
+    assert selectors.responses_changed(project=project, since=now, at=later) is None
 
 
 def test_a_deleted_label_is_placed_on_its_response_whatever_its_history(every_kind):

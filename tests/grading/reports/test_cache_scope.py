@@ -139,19 +139,22 @@ def test_cohort_membership_and_cohorts_make_a_new_key(mini_project):
     assert project_fingerprint(project=mini_project) != before
 
 
-@pytest.mark.parametrize("fingerprint", ["project", "disputes"])
-def test_an_assignment_made_or_removed_makes_a_new_key(mini_project, fingerprint):
+def test_an_assignment_made_or_removed_makes_a_new_key(mini_project):
     """An assignment made for a response turns the cohort checker's labels recorded there by a
-    manager into drafts (a review is then under way), and removing it turns them final again: both
-    keys change, though no label and no finished assignment did."""
+    manager into drafts (a review is then under way), and removing it turns them final again: the
+    reports' key changes, though no label and no finished assignment did. The adjudication queue
+    follows assignments in its mark instead (its response is counted again), not in what its counts
+    rest on."""
     from annotation.models import Assignment
-    from grading.selectors import disputes_fingerprint
+    from grading.selectors import disputes_fingerprint, label_mark
 
-    key = {"project": project_fingerprint, "disputes": disputes_fingerprint}[fingerprint]
     label = Label.objects.select_related("cohort", "response", "annotator").filter(project=mini_project).first()
-    before = key(project=mini_project)
+    before = project_fingerprint(project=mini_project)
+    base, mark = disputes_fingerprint(project=mini_project), label_mark(project=mini_project)
     made = Assignment.objects.create(project=mini_project, cohort=label.cohort, response=label.response,
                                      annotator=get_user_model().objects.create_user(username="newcomer"))
-    assert key(project=mini_project) != before
+    assert project_fingerprint(project=mini_project) != before
+    assert disputes_fingerprint(project=mini_project) == base and label_mark(project=mini_project) != mark
     made.delete()
-    assert key(project=mini_project) == before
+    assert project_fingerprint(project=mini_project) == before
+    assert label_mark(project=mini_project).n_assignments == mark.n_assignments
