@@ -137,7 +137,12 @@ def binary_agreement(a, b) -> BinaryAgreement:
     tp = int(np.sum((a == 1) & (b == 1)))
     fp = int(np.sum((a == 0) & (b == 1)))
     fn = int(np.sum((a == 1) & (b == 0)))
-    tn = n - tp - fp - fn
+    return _agreement_from_counts(tp, fp, fn, n - tp - fp - fn)
+
+
+def _agreement_from_counts(tp: int, fp: int, fn: int, tn: int) -> BinaryAgreement:
+    """``binary_agreement`` of the pairs whose confusion counts these are."""
+    n = tp + fp + fn + tn
     if n == 0:
         return BinaryAgreement(0, 0, 0, 0, 0, None, None, None, None, None, None, None)
     from sklearn.metrics import cohen_kappa_score, f1_score  # lazy: scikit-learn loads on first use, not at start-up
@@ -164,8 +169,8 @@ def binary_agreement(a, b) -> BinaryAgreement:
         mf1=mf1,
         cohen_kappa=_none_if_nan(kappa),
         percent_agreement=(tp + tn) / n,
-        positive_rate_a=float(a.mean()),
-        positive_rate_b=float(b.mean()),
+        positive_rate_a=(tp + fn) / n,
+        positive_rate_b=(tp + fp) / n,
     )
 
 
@@ -239,15 +244,23 @@ def mf1_by_group(df: pd.DataFrame, *, by: str | Sequence[str] = "model", a: str 
     """`binary_agreement` per group, keyed by the group value (a tuple when `by` is a list).
 
     Meant for a handful of groups such as source models; for thousands of (model, case)
-    groups use `case_level_mf1`, which is vectorised.
+    groups use `case_level_mf1`, which also reports the distribution. Each group's confusion
+    counts are summed at once and its figures made from them, as `binary_agreement` makes them.
     """
     by_cols = [by] if isinstance(by, str) else list(by)
     _require_columns(df, [*by_cols, a, b])
+    va = _binary_array(df[a].to_numpy(), a)
+    vb = _binary_array(df[b].to_numpy(), b)
+    counts = pd.DataFrame({"tp": va & vb, "fp": (1 - va) & vb, "fn": va & (1 - vb), "tn": (1 - va) & (1 - vb)},
+                          index=df.index).astype(np.int64)
+    for key in by_cols:
+        counts[key] = df[key]  # the same index: no alignment, and the column keeps its dtype
+    per_group = counts.groupby(by_cols, sort=True, observed=True)[["tp", "fp", "fn", "tn"]].sum()
     result = {}
-    for key, group in df.groupby(by if isinstance(by, str) else by_cols, sort=True, observed=True):
-        if isinstance(by, str) and isinstance(key, tuple) and len(key) == 1:
-            key = key[0]
-        result[key] = binary_agreement(group[a].to_numpy(), group[b].to_numpy())
+    for key, tp, fp, fn, tn in zip(per_group.index, per_group["tp"], per_group["fp"], per_group["fn"], per_group["tn"]):
+        if not isinstance(by, str) and not isinstance(key, tuple):
+            key = (key,)
+        result[key] = _agreement_from_counts(int(tp), int(fp), int(fn), int(tn))
     return result
 
 

@@ -176,6 +176,24 @@ def test_per_model_equals_binary_agreement_of_its_rows():
     assert result["m2"].mf1 == pytest.approx(f1_score(m2["a"], m2["b"], average="macro"))
     assert result["m1"].mf1 == pytest.approx(1.0)
 
+def test_each_group_is_exactly_binary_agreement_of_its_rows():
+    """Counted per group at once, every figure of every group is the one ``binary_agreement`` gives
+    on the group's rows alone (a group with one class only, too)."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    df = pd.DataFrame({"model": rng.choice(["m1", "m2", "m3", "m4"], n), "a": rng.integers(0, 2, n)},
+                      index=rng.permutation(n) + 100)
+    df["b"] = np.where(rng.random(n) < 0.75, df["a"], 1 - df["a"])
+    df.loc[df["model"] == "m4", ["a", "b"]] = 1
+    result = mf1_by_group(df, by="model")
+    assert list(result) == ["m1", "m2", "m3", "m4"]
+    for model, group in df.groupby("model"):
+        assert result[model] == binary_agreement(group["a"].to_numpy(), group["b"].to_numpy())
+    assert result["m4"].mf1 is None
+    assert list(mf1_by_group(df, by=["model"])) == [("m1",), ("m2",), ("m3",), ("m4",)]
+    assert mf1_by_group(df.iloc[:0], by="model") == {}
+
+
 def test_mf1_by_group_list_of_keys_gives_tuple_keys():
     result = mf1_by_group(_case_frame(), by=["model", "case"])
     assert result[("m1", "c2")].mf1 is None
