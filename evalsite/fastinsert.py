@@ -10,7 +10,8 @@ PostgreSQL the per-row foreign-key triggers are then skipped for the COPY
 privilege the insert simply runs with the triggers). Unique constraints are indexes, not
 triggers, and are enforced either way. At 250,000 rows the triggers cost more than the COPY.
 """
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from django.db import DatabaseError as DjangoDatabaseError
 from django.db import connection
@@ -49,6 +50,26 @@ def lock_key_share(table: str, where: str, params: Sequence) -> None:
         return  # SQLite serializes writers: nobody can delete while the import holds the lock
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT 1 FROM {connection.ops.quote_name(table)} WHERE {where} FOR KEY SHARE", params)
+
+
+@contextmanager
+def references_checked() -> Iterator[None]:
+    """Statements run in the block (inside a transaction) skip the per-row foreign-key triggers on
+    PostgreSQL where the role may, on the caller's promise as for ``insert_rows(references_checked=True)``:
+    every row they write references rows of this transaction or rows locked (``lock_key_share``).
+    For an ``INSERT ... SELECT`` of hundreds of thousands of rows, whose deferred checks would
+    otherwise run one by one at COMMIT."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        allowed = _replica_role_allowed(cursor.cursor)
+        if allowed:
+            cursor.execute("SET LOCAL session_replication_role = replica")
+    yield
+    if allowed:  # after an error the transaction is rolled back, and the setting with it
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL session_replication_role = origin")
 
 
 class InsertFailed(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.http import Http404
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from evalsite.codes import CONFLICT, NOT_FOUND
 from evalsite.converters import id_in_range
+from evalsite.fastinsert import lock_key_share, references_checked
 
 from ..models import Assignment, Label, LabelHistory
 from . import targets as reading
@@ -195,7 +197,12 @@ def labels_import_history(*, batch_id: int, project_id: int, user, note: str) ->
         state = ("json_object('verdict', l.verdict, 'option', l.option_label, 'value', l.value,"
                  " 'rationale', l.rationale, 'evidence', json(l.evidence), 'role', l.role)")
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
+    # The rows reference the project (the import holds it locked), the labels this transaction
+    # inserted, and the importing user, locked here: their foreign-key checks, deferred to COMMIT
+    # one row at a time, are skipped (a seventh of a full-scale import's time).
+    if user is not None:
+        lock_key_share(get_user_model()._meta.db_table, "id = %s", [user.pk])
+    with references_checked(), connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {HISTORY} (label_id, project_id, changed_by_id, changed_at, action, old, new, note)"
             f" SELECT l.id, l.project_id, %s, %s, %s, NULL, {state}, %s FROM {LABELS} l"

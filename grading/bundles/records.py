@@ -180,7 +180,7 @@ class LabelJudgmentSteps:
                 out.write((
                     project_pk, response_pk, criterion[0], criterion[4], cohort_pk, user_pk, role, batch_pk,
                     decision.verdict, decision.option_label, decision.value, rationale,
-                    json.dumps(evidence) if evidence else "[]", seconds, 1, stamp, stamp,
+                    _json_text(evidence), seconds, 1, stamp, stamp,
                 ))
         self._lock_users(referenced)
         return out.count, changed
@@ -297,7 +297,7 @@ class LabelJudgmentSteps:
                 out.write((
                     judge[0].pk, response_pk, criterion[0], criterion[4], sample, judge[1], decision.verdict,
                     decision.option_label, decision.value, valid, False, explanation,
-                    json.dumps(evidence) if evidence else "[]", raw,
+                    _json_text(evidence), raw,
                     tokens_in, tokens_out, latency, 0, stamp,
                 ))
         for pk, decision, valid, extra in changed:
@@ -344,6 +344,12 @@ class LabelJudgmentSteps:
         elif condition is not None and condition != judge.condition:
             raise v.FieldError("condition", f"condition {condition!r} differs from judge {name!r}'s condition {judge.condition!r}")
         return judge
+
+
+def _json_text(evidence: list[str]) -> str:
+    """A quote list as the JSON text its column stores, compact: orjson writes it in a tenth of the
+    time of ``json.dumps`` (millions of judgments); the database reads the same value either way."""
+    return orjson.dumps(evidence).decode() if evidence else "[]"
 
 
 def _plain_rows(sql: str, params: list) -> list[tuple]:
