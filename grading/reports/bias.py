@@ -25,7 +25,7 @@ from rest_framework import serializers
 
 from annotation.models import Project
 from grading import metrics
-from grading.selectors import judge_sample_outputs
+from grading.selectors import judge_sample_outputs, judgment_rows
 from grading.sources import Source, project_sources, source_parse
 
 from ..judges.backends import backend_names
@@ -196,8 +196,11 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     decided, sampled = [], []
     for judge in judges:
         source = Source(project=inputs.project, kind="judge", name=judge.name, obj=judge)
-        decided.append(scored_rows(inputs=inputs, frame=inputs.decisions(source), scale=scale).assign(judge=judge.name))
-        outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria)
+        rows = judgment_rows(judge=judge, criteria=inputs.criteria)  # read once, for its decisions and its samples
+        decided.append(scored_rows(inputs=inputs, frame=inputs.decisions(source, outputs=rows), scale=scale)
+                       .assign(judge=judge.name))
+        outputs = judge_sample_outputs(judge=judge, responses=inputs.responses, criteria=inputs.criteria, rows=rows)
+        del rows
         split = inputs.fewshot_cases(source)
         if split:  # μ and σ leave out the few-shot split as S does (``ReportInputs.decisions``)
             outputs = outputs[~outputs["response_id"].map(inputs.responses["case_id"]).isin(split)]

@@ -147,8 +147,9 @@ class ReportInputs:
         versions = dict(Case.objects.filter(project=self.project).values_list("pk", "rubric_version_id"))
         return pd.Series([per_version.get(versions.get(c), 0) for c in self.cases.index], index=self.cases.index, dtype=np.int64)
 
-    def decisions(self, source) -> pd.DataFrame:
-        """The decision frame of ``source``, without the responses of excluded cases."""
+    def decisions(self, source, *, outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+        """The decision frame of ``source``, without the responses of excluded cases; ``outputs``: a
+        judge's ``selectors.judgment_rows`` when the caller has read them already."""
         inputs = self.for_source(source)
         if source.spec not in inputs._decisions:
             if source.kind == "cohort":
@@ -156,7 +157,8 @@ class ReportInputs:
             elif source.kind == "gold":
                 frame = selectors.gold_decision_frame(project=inputs.project, cohorts=inputs.cohort_decisions)
             else:
-                frame = selectors.source_decisions(source=source, responses=inputs.responses, criteria=inputs.criteria)
+                frame = selectors.source_decisions(source=source, responses=inputs.responses, criteria=inputs.criteria,
+                                                   outputs=outputs)
             split = inputs.fewshot_cases(source)
             if split:  # a judge's few-shot examples came from these cases: its figures leave them out
                 frame = frame[~frame["response_id"].map(inputs.responses["case_id"]).isin(split)]

@@ -298,14 +298,17 @@ def _with_missing(frame: pd.DataFrame, *, responses: pd.DataFrame, criteria: pd.
     return pd.concat([frame, missing], ignore_index=True) if len(missing) else frame
 
 
-def judge_sample_outputs(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame) -> pd.DataFrame:
+def judge_sample_outputs(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame,
+                         rows: pd.DataFrame | None = None) -> pd.DataFrame:
     """A judge's outputs sample by sample, as votes (``judge_outputs``), plus each sample's missing
     outputs inside the responses the judge judged (``missing_outputs``: not met on a binary
     criterion, no value otherwise), the rule its decisions follow: for Monte Carlo figures, where
     sample r's mean must count what sample r left out. Columns: response_id, criterion_id,
-    sample, verdict, option, value, invalid."""
+    sample, verdict, option, value, invalid. ``rows``: the judge's ``judgment_rows`` when the
+    caller has read them already (for its decisions too)."""
     columns = ["response_id", "criterion_id", "sample", "verdict", "option", "value", "invalid"]
-    rows = judgment_rows(judge=judge, criteria=criteria)
+    if rows is None:
+        rows = judgment_rows(judge=judge, criteria=criteria)
     rows = rows[rows["response_id"].isin(responses.index)]
     if rows.empty:
         return pd.DataFrame(columns=columns)
@@ -360,9 +363,12 @@ def judges_frame(*, judges: list[Judge], responses: pd.DataFrame, criteria: pd.D
     return pd.concat(parts, ignore_index=True)[[*COLUMNS, "judge"]]
 
 
-def judge_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
-    """Decisions of one judge (over its samples), or of a panel over its members."""
-    frame = judges_frame(judges=[judge], responses=responses, criteria=criteria, response_ids=response_ids)
+def judge_frame(*, judge: Judge, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None,
+                outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Decisions of one judge (over its samples), or of a panel over its members; ``outputs`` as
+    for ``judges_frame``."""
+    frame = judges_frame(judges=[judge], responses=responses, criteria=criteria, response_ids=response_ids,
+                         outputs=outputs)
     return frame[COLUMNS].reset_index(drop=True) if len(frame) else _empty()
 
 
@@ -388,12 +394,15 @@ def panel_members(*, judge: Judge, known: dict[str, Judge] | None = None) -> lis
 # -- any source ---------------------------------------------------------------------------------
 
 
-def source_decisions(*, source, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None) -> pd.DataFrame:
-    """The decision frame of a ``grading.sources.Source`` (frames of its own project)."""
+def source_decisions(*, source, responses: pd.DataFrame, criteria: pd.DataFrame, response_ids=None,
+                     outputs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The decision frame of a ``grading.sources.Source`` (frames of its own project); ``outputs``:
+    a judge's ``judgment_rows`` when the caller has read them already."""
     if source.kind == "cohort":
         return cohort_frame(cohort=source.obj, response_ids=response_ids)
     if source.kind == "judge":
-        return judge_frame(judge=source.obj, responses=responses, criteria=criteria, response_ids=response_ids)
+        return judge_frame(judge=source.obj, responses=responses, criteria=criteria, response_ids=response_ids,
+                           outputs=outputs)
     return gold_decision_frame(project=source.project, response_ids=response_ids)
 
 

@@ -13,10 +13,13 @@ S is unchanged for j1–j3 and j4 = 10 on every target.
 """
 
 import pytest
+from django.core.cache import cache
 
 from grading.bundles import bundle_import
 from grading.models import Judge
+from grading.reports import bias as bias_module
 from grading.reports.bias import bias_attenuation
+from grading.selectors import decisions
 from tests.grading.reports.points import SAMPLES, bias, points_bundle
 
 
@@ -97,3 +100,22 @@ def test_the_page_shows_each_cells_n_the_items_and_the_shared_items_switch(clien
     shared = client.get("/projects/points/reports/bias/?criterion=quality&shared_items=1").content.decode()
     assert "Restricted to the 3 items every judge scored (of 6)" in shared
     assert 'name="shared_items" value="1" checked' in shared
+
+
+def test_each_judges_outputs_are_read_once_for_its_decisions_and_its_samples(points, monkeypatch):
+    """The matrix needs a judge's decisions (S) and its samples (μ ± σ); both come from one read
+    of its judgments (millions of rows at full scale), and give the same matrix."""
+    before = bias("--condition", "attributed", "--criterion", "quality")
+    reads = []
+    original = decisions.judgment_rows
+
+    def counted(**kwargs):
+        reads.append(kwargs.get("judge") or kwargs.get("judges"))
+        return original(**kwargs)
+
+    monkeypatch.setattr(decisions, "judgment_rows", counted)
+    monkeypatch.setattr(bias_module, "judgment_rows", counted)
+    cache.clear()
+    after = bias("--condition", "attributed", "--criterion", "quality")
+    assert sorted(j.name for j in reads) == ["j0", "j1", "j2", "j3", "j4"]
+    assert after == before
