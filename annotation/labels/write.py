@@ -199,7 +199,7 @@ def labels_import_history(*, batch_id: int, project_id: int, user, note: str) ->
     stamp = connection.ops.adapt_datetimefield_value(timezone.now())
     # The rows reference the project (the import holds it locked), the labels this transaction
     # inserted, and the importing user, locked here: their foreign-key checks, deferred to COMMIT
-    # one row at a time, are skipped (a seventh of a full-scale import's time).
+    # one row at a time, are skipped (1.8 s of a tenth-scale import's 14 s, the server alone at work).
     if user is not None:
         lock_key_share(get_user_model()._meta.db_table, "id = %s", [user.pk])
     with references_checked(), connection.cursor() as cursor:

@@ -265,8 +265,8 @@ def _case_table(per_group: pd.DataFrame, inputs: ReportInputs) -> dict:
     mf1 = table["mf1"].to_numpy(dtype=float)
     # Column by column (a full-scale study has 27,500 rows per comparison): the same values as
     # ``as_number`` row by row, None for an undefined MF1.
-    columns_out = (table["model"].astype(str).tolist(), table["case_ext"].astype(str).tolist(),
-                   table["external_id"].fillna("").astype(str).tolist(), table["n"].astype(np.int64).tolist(),
+    columns_out = (list(map(str, table["model"])), list(map(str, table["case_ext"])),
+                   list(map(str, table["external_id"].fillna(""))), table["n"].astype(np.int64).tolist(),
                    np.where(np.isnan(mf1), None, mf1).tolist())
     return {"columns": columns, "rows": [list(row) for row in zip(*columns_out)]}
 
