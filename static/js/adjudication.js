@@ -57,8 +57,12 @@
     if (button) button.click();
   }
 
+  // Once: every row swap after a pending Enter (the row, then its out-of-band parts) calls this, and a
+  // second navigation while the first is under way made two "next" requests race each other.
+  let left = false;
   function leave() {
-    if (idle()) { window.location.href = document.getElementById("next-item").href; return; }
+    if (left) return;
+    if (idle()) { left = true; leaving = false; window.location.href = document.getElementById("next-item").href; return; }
     leaving = true;
   }
 

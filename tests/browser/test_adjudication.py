@@ -325,7 +325,7 @@ def test_enter_on_a_button_reached_with_tab_presses_it(page, login, study):
     page.keyboard.press("Enter")  # the pressed button was replaced with the row: now Enter is "next item"
     try:
         expect(page.locator("h1")).to_contain_text("response r2")
-    except AssertionError as exc:  # twice on busy CI machines (the queue page instead): say what that page said
+    except AssertionError as exc:  # the page it went to instead, and what that page said
         raise AssertionError(f"{exc}\n{page.url} said: {page.locator('main').inner_text()[:600]!r}") from None
 
 
@@ -513,3 +513,25 @@ def test_the_queue_counted_in_the_background_appears_by_itself(page, login, stud
     expect(page.locator("#queue tbody tr[data-response]")).to_have_count(3)
     expect(page.locator("#queue-counting")).to_have_count(0)
     assert len(counts) == 1  # the page's looks while it counted queued nothing more
+
+
+def test_enter_while_a_save_is_on_its_way_asks_for_the_next_item_once(page, login, study):
+    """Enter pressed while a row is saving waits for the answer, then goes on: one request for the
+    next item, however many parts of the page the answer swaps in (two racing requests for it sent
+    the adjudicator to the queue page while the first one counted the queue)."""
+    from annotation.models import Response
+
+    r1 = Response.objects.get(project=study["ward"], external_id="r1")
+    login("adj", PASSWORD)
+    page.goto(f"/projects/ward/adjudication/items/{r1.pk}/")
+    expect(page.locator("#rubric form.adjudication-row").first).to_have_attribute("aria-current", "true")
+    held, asked = [], []
+    page.route(re.compile(r".*/adjudication/items/\d+/criteria/\d+/$"), lambda route: held.append(route))
+    page.on("request", lambda request: asked.append(request.url) if "/adjudication/next/" in request.url else None)
+    page.keyboard.press("1")  # the current criterion's save is on its way (held) ...
+    expect(page.locator("#rubric form.htmx-request")).to_have_count(1)
+    page.keyboard.press("Enter")  # ... so "next item" waits for it
+    assert asked == []
+    held.pop().continue_()
+    expect(page.locator("h1")).to_contain_text("response r2")
+    assert len(asked) == 1, asked
