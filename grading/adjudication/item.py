@@ -128,23 +128,22 @@ def adjudication_item(*, response: Response) -> dict:
     from ..selectors import ITEM  # lazy: with the page, as pandas
 
     project = response.project
-    table = side_by_side(response=response)  # reads the labels once, for its cells and the decisions here
+    # The labels read once, for its cells and the decisions here; each rater's rationale and quotes
+    # are read below, so the cohort cells need none of their own.
+    table = side_by_side(response=response, cohort_notes=False)
     cohorts = table.cohort_decisions
     cohort_columns = [c for c in table.columns if c.kind == "cohort"]
     judge_columns = [c for c in table.columns if c.kind != "cohort"]
     adjudications = {a.criterion_id: a for a in Adjudication.objects.filter(response=response).select_related("adjudicator")}
-    settled = gold_decide(cohorts, None, keys=ITEM, with_cohort_decisions=False)
-    disputed = set(settled.loc[settled["provenance"] == UNRESOLVED, "criterion_id"].astype(int))
     # Gold with the adjudications already read (``gold_frame`` would read them again, with its
-    # extra columns, and decide the response a second time).
-    if adjudications:
-        adjudicated = pd.DataFrame(
-            [(response.pk, a.criterion_id, a.verdict, a.option_label, a.value) for a in adjudications.values()],
-            columns=[*ITEM, "verdict", "option", "value"]).astype({"value": float})
-        gold = gold_decide(cohorts, adjudicated, keys=ITEM, with_cohort_decisions=False)
-    else:
-        gold = settled
-    provenance = dict(zip(gold["criterion_id"].astype(int), gold["provenance"]))
+    # extra columns), decided once: its provenance, and what the cohorts alone settle (disputed).
+    adjudicated = pd.DataFrame(
+        [(response.pk, a.criterion_id, a.verdict, a.option_label, a.value) for a in adjudications.values()],
+        columns=[*ITEM, "verdict", "option", "value"]).astype({"value": float})
+    gold = gold_decide(cohorts, adjudicated, keys=ITEM, with_cohort_decisions=False, with_settled=True)
+    criterion_ids = gold["criterion_id"].astype(int).tolist()
+    disputed = {c for c, settled in zip(criterion_ids, gold["settled"]) if settled == UNRESOLVED}
+    provenance = dict(zip(criterion_ids, gold["provenance"]))
 
     raters: dict[tuple[int, str], list[RaterVerdict]] = {}
     numbers: dict[tuple[str, int], int] = {}

@@ -230,11 +230,13 @@ def _votes(frame) -> dict[int, list[tuple]]:
     return out
 
 
-def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
+def side_by_side(*, response: Response, cohort_decisions=None, cohort_notes: bool = True) -> SideBySide:
     """Every source's decision on every criterion of ``response`` — computed by the same decision
     rules as every report, restricted to this one response — with the rationales, explanations and
     evidence behind them. A fixed number of queries whatever the number of cohorts and judges.
-    ``cohort_decisions``: the response's ``cohort_frames`` when the caller has them already."""
+    ``cohort_decisions``: the response's ``cohort_frames`` when the caller has them already;
+    ``cohort_notes=False``: the cohort cells without the labels' rationales and quotes, for a
+    caller that shows each rater's own (the adjudication page)."""
     # lazy: the frames need pandas, loaded by the page that shows them, not by every web process
     from ..metrics.decisions import cohort_votes, judge_outputs
 
@@ -267,7 +269,8 @@ def side_by_side(*, response: Response, cohort_decisions=None) -> SideBySide:
         counted = cohort_votes(own, keys=["criterion_id"])  # per criterion: its checker's label where it has one
         _fill(cells, source.spec, decisions_by_criterion(decided[decided["cohort"] == source.name]), response, criteria,
               unit="label", votes=_votes(counted))
-    _cohort_notes(response, cells)
+    if cohort_notes:
+        _cohort_notes(response, cells)
     judges = judges_for_project(project=project)
     known = {j.name: j for j in judges}
     usable = []

@@ -13,6 +13,7 @@ from grading.metrics.decisions import (
     cohort_votes,
     decision_fields,
     gold_decide,
+    missing_outputs,
     panel_decide,
     samples_decide,
 )
@@ -230,8 +231,27 @@ class TestGold:
         assert gold.loc["tie", "cohort_decisions"] == {"g1": {"verdict": None}, "g2": {"verdict": "met"}}
         assert gold.loc["single", "cohort_decisions"] == {"g1": {"option": "good"}}
 
+    def test_settled_is_the_provenance_before_the_adjudications(self):
+        # The adjudication page decides gold once and reads from it which items the cohorts dispute.
+        cohorts = cohort_rows([
+            ("agree", "g1", "met", None, np.nan, False), ("agree", "g2", "met", None, np.nan, False),
+            ("adj", "g1", "met", None, np.nan, False), ("adj", "g2", "not_met", None, np.nan, False),
+            ("adj-agreed", "g1", "met", None, np.nan, False), ("adj-agreed", "g2", "met", None, np.nan, False),
+        ])
+        adjudications = pd.DataFrame([("adj", "not_met", None, np.nan), ("adj-agreed", "not_met", None, np.nan),
+                                      ("only-adj", "met", None, np.nan)], columns=["item", "verdict", "option", "value"])
+        gold = gold_decide(cohorts, adjudications, keys=KEYS, with_settled=True).set_index("item")
+        assert gold["settled"].to_dict() == {"agree": "agreed", "adj": "unresolved", "adj-agreed": "agreed",
+                                             "only-adj": None}
+        assert gold["provenance"].to_dict() == {"agree": "agreed", "adj": "adjudicated", "adj-agreed": "adjudicated",
+                                                "only-adj": "adjudicated"}
+        without = gold_decide(cohorts, None, keys=KEYS, with_settled=True).set_index("item")
+        assert without["settled"].to_dict() == without["provenance"].to_dict()
+        assert "settled" not in gold_decide(cohorts, adjudications, keys=KEYS).columns
+
     def test_nothing(self):
         assert gold_decide(cohort_rows([]), None, keys=KEYS).empty
+        assert list(gold_decide(cohort_rows([]), None, keys=KEYS, with_settled=True)["settled"]) == []
 
 
 class TestValues:
@@ -254,3 +274,32 @@ class TestValues:
         assert decision_fields(verdict=None, option=None, value=7.5) == {"value": 7.5}
         assert decision_fields(verdict=None, option=None, value=float("nan")) == {"verdict": None}
         assert SourceDecision(unresolved=True).text() == "unresolved" and SourceDecision(verdict="not_met").text() == "not met"
+
+
+class TestMissingOutputs:
+    def test_the_items_a_judge_gave_no_output_for(self):
+        keys = ["judge", "response_id", "criterion_id"]
+        expected = pd.DataFrame([("j1", 1, 10, "binary"), ("j1", 1, 11, "ordinal"), ("j1", 2, 10, "binary"),
+                                 ("j2", 1, 10, "binary"), ("j2", 1, 11, "ordinal")], columns=[*keys, "kind"])
+        decided = pd.DataFrame([("j1", 1, 10), ("j1", 1, 10), ("j2", 1, 11), ("j3", 2, 10)], columns=keys)
+        missing = missing_outputs(expected, decided, keys=keys)
+        assert missing[keys].values.tolist() == [["j1", 1, 11], ["j1", 2, 10], ["j2", 1, 10]]
+        assert missing["verdict"].tolist() == [None, "not_met", "not_met"]  # not met on a binary criterion only
+        assert missing["invalid"].tolist() == [1, 1, 1] and missing["n"].tolist() == [0, 0, 0]
+        assert missing_outputs(expected, decided.iloc[:0], keys=keys)[keys].values.tolist() == expected[keys].values.tolist()
+        assert missing_outputs(expected, expected, keys=keys).empty
+
+    def test_the_same_items_as_a_merge_would_find(self):
+        # The keys are numbered together instead of merged: the same rows, in the same order, as
+        # the left merge with an indicator it replaced, keys of mixed types and missing values included.
+        rng = np.random.default_rng(7)
+        keys = ["judge", "response_id", "criterion_id"]
+        for size in (0, 1, 50, 2_000):
+            expected = pd.DataFrame({"judge": rng.choice(["a", "b", None], size).astype(object),
+                                     "response_id": rng.integers(0, 20, size), "criterion_id": rng.integers(0, 5, size),
+                                     "kind": "binary"})
+            decided = expected.sample(frac=0.6, random_state=1)[keys].astype({"criterion_id": float})
+            merged = expected.merge(decided.drop_duplicates(), on=keys, how="left", indicator=True)
+            wanted = merged.loc[merged["_merge"] == "left_only", keys].reset_index(drop=True)
+            got = missing_outputs(expected, decided, keys=keys)[keys]
+            assert got.astype({"criterion_id": int}).equals(wanted.astype({"criterion_id": int}))

@@ -228,3 +228,15 @@ def test_the_page_costs_the_same_queries_with_more_raters(adj_client, item_proje
         html = adj_client.get(page).content.decode()
     assert "<strong>extra2</strong>" in html
     assert len(after) == len(before)
+
+
+def test_the_page_reads_the_raters_rationales_once(adj_client, item_project):
+    # Each rater's rationale and quotes are shown under its cohort's decision, so the cohort cells
+    # of the side-by-side table need none of their own: the labels' texts are read once.
+    page = url("adjudication-item", *ids("r6"))
+    adj_client.get(page)
+    with CaptureQueriesContext(connection) as queries:
+        html = adj_client.get(page).content.decode()
+    assert "adjudication-row" in html
+    texts = [q["sql"] for q in queries if '"annotation_label"."rationale"' in q["sql"]]
+    assert len(texts) == 1, texts
