@@ -196,7 +196,8 @@ def bench_pages_cached(slug: str, database_url: str, figures: Figures, pages: li
     for page, row in result["pages"].items():
         figures.add(f"page {page}: compute (in process)", row["compute_seconds"], "s", target=REPORT_SECONDS,
                     note=f"error: {row['error']}" if row.get("error") else "the page's default comparisons, as a worker "
-                                                                           "computes them")
+                                                                           "computes them (its libraries "
+                                                                           "loaded when it started)")
         figures.add(f"page {page}: cached render", row["render_seconds"], "s", target=PAGE_SECONDS)
 
 

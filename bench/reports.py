@@ -133,9 +133,11 @@ def _pages_in_process(slug: str, only: list[str] | None = None) -> dict:
     from django.urls import reverse
 
     from grading.reports.registry import pages as report_pages
+    from grading.reports.registry import worker_preload
     from grading.reports.tasks import page_result
     from grading.sources import project_get
 
+    worker_preload()  # what a worker has loaded when it starts, before it takes any report
     project = project_get(slug=slug)
     cache.clear()
     user, _ = get_user_model().objects.update_or_create(username="bench-researcher",

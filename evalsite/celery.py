@@ -1,6 +1,7 @@
 """The Celery application; tasks live in each app's ``tasks.py``. Production settings unless
 DJANGO_SETTINGS_MODULE says otherwise (``evalsite.settings.DEFAULT_SETTINGS_MODULE``)."""
 import os
+import sys
 from pathlib import Path
 
 from celery import Celery
@@ -19,8 +20,12 @@ app.autodiscover_tasks(["grading.reports"])
 
 @app.task(name="evalsite.ping")
 def ping(value: int) -> dict:  # noqa: D401
-    """Round-trip check for a broker and a worker: returns the value, the worker's pid and its niceness."""
-    return {"value": value, "squared": value * value, "pid": os.getpid(), "nice": os.nice(0)}
+    """Round-trip check for a broker and a worker: returns the value, the worker's pid, its niceness
+    and which of the libraries report computations need it has loaded (all: it preloads them)."""
+    from grading.reports.registry import COMPUTATION_LIBRARIES  # lazy: the apps are loaded once a task runs
+
+    return {"value": value, "squared": value * value, "pid": os.getpid(), "nice": os.nice(0),
+            "loaded": [name for name in COMPUTATION_LIBRARIES if name in sys.modules]}
 
 
 @worker_init.connect(weak=False)
@@ -29,6 +34,15 @@ def _worker_priority(**kwargs) -> None:
     starts, so every pool process inherits it."""
     if settings.EVALSITE_WORKER_NICE:
         os.nice(settings.EVALSITE_WORKER_NICE)
+
+
+@worker_init.connect(weak=False)
+def _worker_preload(**kwargs) -> None:
+    """The libraries and report modules the worker's computations need, loaded before its pool
+    starts (``grading.reports.registry.worker_preload``)."""
+    from grading.reports.registry import worker_preload  # lazy: the apps are loaded once the worker starts
+
+    worker_preload()
 
 
 def _ensure_broker_folders() -> None:

@@ -22,6 +22,8 @@ from celery import Celery
 from celery.result import denied_join_result
 from django.conf import settings
 
+from grading.reports.registry import COMPUTATION_LIBRARIES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -78,6 +80,8 @@ def test_task_round_trip_through_a_real_worker(broker, tmp_path, monkeypatch):
         # below the web processes: this process's niceness (the worker's parent) + EVALSITE_WORKER_NICE
         assert settings.EVALSITE_WORKER_NICE > 0
         assert payload["nice"] == min(os.nice(0) + settings.EVALSITE_WORKER_NICE, 19)
+        # the libraries report computations import, loaded when the worker started, before any report
+        assert payload["loaded"] == list(COMPUTATION_LIBRARIES)
     finally:
         worker.terminate()
         try:
