@@ -151,9 +151,14 @@ def _vote_codes(frame: pd.DataFrame) -> np.ndarray:
     return codes
 
 
+def _item_numbers(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Item number of each row: rows with the same ``keys`` (missing values included) share it."""
+    return frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+
+
 def _items(frame: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Item number of each row (rows of one item share it) and the item keys, one row per item."""
-    item = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    item = _item_numbers(frame, keys)
     first = np.unique(item, return_index=True)[1]
     return item, frame.iloc[first][keys].reset_index(drop=True)
 
@@ -162,8 +167,7 @@ def _keys_among(frame: pd.DataFrame, other: pd.DataFrame, *, keys: list[str]) ->
     """Per row of ``frame``, whether ``other`` has a row with the same ``keys``. Both numbered as
     items together: a third less time than a merge with an indicator at a million rows, and a
     fraction of it at a page's few hundred."""
-    both = pd.concat([frame[keys], other[keys]], ignore_index=True)
-    item = both.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    item = _item_numbers(pd.concat([frame[keys], other[keys]], ignore_index=True), keys)
     return np.isin(item[:len(frame)], item[len(frame):])
 
 
