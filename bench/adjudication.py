@@ -7,6 +7,8 @@
   annotator's labels on another response changed (that response counted again), and ``manage.py
   adjudication_queue --json`` from process start; target ≤ 2 s. Also the queue page's answer
   when nothing is counted yet: it queues the whole count for a worker and says so (milliseconds).
+- ``bench_queue_after_import``: the queue page as first opened once an import ended (the import made
+  the queue's counts as it ended: the page only reads them); the first look and the second.
 - ``bench_item_page``: the adjudication page of the queue's first item (30 criteria, two cohorts)
   after adding four more judges to it, so five judges show; rendered through the test client
   as an adjudicator, median and slowest of several renders; target ≤ 150 ms.
@@ -17,7 +19,7 @@
   (``grading.bundles.exporter.export_processes``); target ≤ 20 s and ≤ 500 MB per process.
 
 Each part runs in its own process with the given ``DATABASE_URL``. CLI:
-``python -m bench.adjudication queue|page|export --slug SLUG``; prints one JSON object.
+``python -m bench.adjudication queue|after-import|page|export --slug SLUG``; prints one JSON object.
 """
 import argparse
 import json
@@ -63,6 +65,10 @@ def bench_queue(slug: str, *, database_url: str | None = None) -> dict:
     figures["command_seconds"] = round(time.perf_counter() - started, 2)
     figures["command_items"] = json.loads(done.stdout)["n_items"]
     return figures
+
+
+def bench_queue_after_import(slug: str, *, database_url: str | None = None) -> dict:
+    return _child("after-import", slug, database_url)
 
 
 def bench_item_page(slug: str, *, database_url: str | None = None) -> dict:
@@ -141,6 +147,37 @@ def _adjudicator_client(project):
     client = Client(SERVER_NAME="localhost")
     client.force_login(user)
     return client
+
+
+def _after_import(slug: str) -> dict:
+    """The queue page as an adjudicator opens it once an import ended: the import made the queue's
+    counts as it ended, so the page reads them and counts nothing (a count queued for a worker, or made
+    in the request, is an error here). Seconds of the first look, in a fresh process (the code loads
+    with it), and of the second, as a running server answers."""
+    from django.urls import reverse
+
+    from grading.reports import tasks
+    from grading.sources import project_get
+
+    project = project_get(slug=slug)
+    sent = []
+    delay, tasks.queue_count_task.delay = tasks.queue_count_task.delay, lambda **kwargs: sent.append(kwargs)
+    try:
+        client = _adjudicator_client(project)
+        url = reverse("adjudication-queue", args=[project.slug])
+        times, pages = [], []
+        for _ in range(2):
+            started = time.perf_counter()
+            pages.append(client.get(url))
+            times.append(time.perf_counter() - started)
+    finally:
+        tasks.queue_count_task.delay = delay
+    for page in pages:
+        if page.status_code != 200 or b'id="queue"' not in page.content or sent:
+            raise RuntimeError(f"the queue page after the import did not show the queue: {page.status_code}, "
+                               f"{len(sent)} count(s) queued")
+    return {"first_seconds": round(times[0], 3), "seconds": round(times[1], 3),
+            "n_items": pages[1].content.count(b'data-response="')}
 
 
 def _counting_page(project) -> float:
@@ -254,13 +291,13 @@ def _export(slug: str) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.adjudication", description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["queue", "page", "export"])
+    parser.add_argument("part", choices=["queue", "after-import", "page", "export"])
     parser.add_argument("--slug", required=True)
     args = parser.parse_args(argv)
     import django
 
     django.setup()
-    result = {"queue": _queue, "page": _page, "export": _export}[args.part](args.slug)
+    result = {"queue": _queue, "after-import": _after_import, "page": _page, "export": _export}[args.part](args.slug)
     print(json.dumps(result))
     return 0
 

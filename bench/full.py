@@ -9,7 +9,8 @@
    and imports the bundle with ``manage.py import_bundle``: wall time and peak RSS of the process.
 3. Times every report the registry declares as a command, each in a cold process with the report
    cache emptied first (wall time and peak RSS), then computes report pages and renders them from
-   the cache (``bench.reports.bench_pages``), the adjudication queue and one adjudication page
+   the cache (``bench.reports.bench_pages``), the adjudication queue (first as the import left it, right
+   after it) and one adjudication page
    (``bench.adjudication``), 50 annotators saving labels at one click a second each while the
    agreement report computes over and over on the full-scale study (``bench.load_labels`` with
    its ``--busy-*`` options: gunicorn and a project of their own on the same PostgreSQL server),
@@ -201,15 +202,25 @@ def bench_pages_cached(slug: str, database_url: str, figures: Figures, pages: li
         figures.add(f"page {page}: cached render", row["render_seconds"], "s", target=PAGE_SECONDS)
 
 
+def bench_queue_after_import(slug: str, database_url: str, figures: Figures) -> None:
+    from bench.adjudication import bench_queue_after_import
+
+    queue = bench_queue_after_import(slug, database_url=database_url)
+    figures.add("adjudication queue page after the import", queue["seconds"], "s", target=QUEUE_SECONDS,
+                note=f"{queue['n_items']} items shown; the counts the import made as it ended, read; "
+                     f"the first look, with the code loading in a fresh process: {queue['first_seconds']} s")
+
+
 def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
     from bench.adjudication import bench_item_page, bench_queue
 
     queue = bench_queue(slug, database_url=database_url)
     figures.add("adjudication queue page, nothing counted yet", round(queue["counting_page_ms"] / 1000, 3), "s",
-                target=QUEUE_SECONDS, note="answers at once and has a worker count the whole project (next line)")
-    figures.add("adjudication queue (in process), labels counted", queue["seconds"], "s", target=QUEUE_SECONDS,
-                note=f"{queue['n_items']} items of {queue['n_responses']} responses; cache emptied; "
-                     "what the background count after an import takes")
+                target=QUEUE_SECONDS, note="after a change of rubric or cohorts: answers at once and has a worker "
+                                           "count the whole project (next line)")
+    figures.add("adjudication queue, the whole count", queue["seconds"], "s",
+                note=f"{queue['n_items']} items of {queue['n_responses']} responses; cache emptied; in process; made "
+                     "by an import as it ends (in its time above), by a worker after a change of rubric or cohorts")
     figures.add("adjudication queue after an adjudication", queue["warm_seconds"], "s", target=QUEUE_SECONDS,
                 note="the cohorts' decisions from the cache, the adjudications read anew")
     figures.add("adjudication queue after labels changed", queue["changed_seconds"], "s", target=QUEUE_SECONDS,
@@ -309,6 +320,7 @@ def main(argv=None) -> int:
                         note=f"{rows:,} rows, {rows / run.seconds:,.0f} rows/s; CPU {run.cpu_seconds:.1f} s "
                              "(the database server's not counted)")
             figures.add("import: peak RSS", round(run.peak_rss_mb), "MB", target=IMPORT_RSS_MB)
+            bench_queue_after_import(slug, database_url, figures)
         if "reports" in steps:
             bench_reports(slug, env, figures, [r for r in args.reports.split(",") if r])
         if "pages" in steps and args.pages:

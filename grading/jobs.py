@@ -269,20 +269,7 @@ def data_job_run(*, job_id: int) -> DataJob:
         heartbeat.stop()
     job.refresh_from_db()
     job.claimed = True
-    if job.kind == DataJob.IMPORT and job.status == DataJob.FINISHED and job.project_id is not None:
-        _queue_count_start(job.project)
     return job
-
-
-def _queue_count_start(project: Project) -> None:
-    """After an import, have the project's adjudication queue counted in the background, so its first
-    reader does not wait for it. The import is done either way: a failure to queue is only logged."""
-    from .reports.adjudication_queue import queue_count_start  # lazy: the report brings pandas
-
-    try:
-        queue_count_start(project=project, again=True)
-    except Exception:
-        logger.exception("queuing the adjudication queue's count after importing into %r failed", project.slug)
 
 
 class _Heartbeat(threading.Thread):

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+
+from django.db import transaction
 
 from evalsite.discovery import PackageModules
 from grading.bundles.errors import BundleError
@@ -203,7 +206,23 @@ def format_import(request: ImportRequest, *, name: str | None = None) -> dict:
         if named != request.project:
             raise BundleError(Path(request.path).name, f"this bundle is for project {named!r}, not {request.project!r}",
                               field="slug")
-    return fmt.read(request)
+    result = fmt.read(request)
+    # The adjudication queue's counts are made as part of the import, once it committed: at full scale
+    # they take seconds, and made here the queue is ready when the import is, rather than counted
+    # while its first reader waits. Inside a caller's transaction, when that commits.
+    transaction.on_commit(partial(_queue_count, result["project"]))
+    return result
+
+
+def _queue_count(slug: str) -> None:
+    """Count the adjudication queue of the project ``slug`` just imported into. A failure is logged
+    and shown on the queue page (``queue_count``); the import stands either way."""
+    from annotation.models import Project  # lazy: this registry loads before the apps are ready
+    from grading.reports.adjudication_queue import queue_count  # lazy: the report brings pandas
+
+    project = Project.objects.filter(slug=slug).first()
+    if project is not None:
+        queue_count(project=project)
 
 
 def format_export(*, project, out_dir, name: str = "evalsite") -> dict:

@@ -18,8 +18,9 @@ counted from every final label of the project, is kept in the cache and brought 
 responses whose labels or assignment statuses changed since (``_counted_disputes``); which items are
 settled is read on each request. When nothing kept can be brought up to date (a new project, after an
 import or a changed rubric), counting the whole project takes seconds to tens of seconds at full
-scale: the pages have that count made by a worker (``queue_count_start``, also queued when an import
-job ends) and say so until it is there, instead of holding the request.
+scale: an import makes that count as it ends (``grading.formats.registry.format_import``), so the queue
+is ready when the import is; otherwise the pages have it made by a worker (``queue_count_start``) and say
+so until it is there, instead of holding the request.
 """
 import json
 import logging
@@ -223,7 +224,7 @@ def _counting_marks(project: Project, cohorts) -> tuple[str, str]:
 
 def queue_count(*, project: Project) -> None:
     """Count the cohorts' decisions of ``project`` into the kept counts (``_counted_disputes``), as
-    the queue page reads them: what the background task runs, after an import and when the page
+    the queue page reads them: what an import runs as it ends, and the background task when the page
     found nothing kept. A failure is logged and remembered for ``COUNT_FAILED_SECONDS`` (the page
     says why instead of waiting); the next look after that queues a new count."""
     cohorts = project_sources(project=project)["cohorts"][:2]
@@ -242,17 +243,14 @@ def _first_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
 
 
-def queue_count_start(*, project: Project, cohorts=None, again: bool = False) -> None:
+def queue_count_start(*, project: Project, cohorts=None) -> None:
     """Queue the background count of ``project``'s queue unless one is queued or under way (one
-    count for any number of pages looking at once); ``again`` (an import that just ended): even
-    then, as a count under way may have read the data from before. A count whose worker is gone is
+    count for any number of pages looking at once). A count whose worker is gone is
     taken as ended after ``COUNTING_SECONDS``; the next look queues it again. If it cannot be
     queued (the broker is down), that is logged and shown as the count's failure, not a page error."""
     cohorts = project_sources(project=project)["cohorts"][:2] if cohorts is None else cohorts
     counting, failed = _counting_marks(project, cohorts)
-    if again:
-        cache.set(counting, time.time(), COUNTING_SECONDS)
-    elif not cache.add(counting, time.time(), COUNTING_SECONDS):
+    if not cache.add(counting, time.time(), COUNTING_SECONDS):
         return
     try:
         task_send(COUNT_TASK, kwargs={"project_id": project.pk}, watch_after=None)  # by name: the task imports this module

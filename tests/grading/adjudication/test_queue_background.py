@@ -3,7 +3,7 @@ earlier import), the pages have a worker count them instead of holding the reque
 queue answers in at most 2 s at full scale, where a whole count takes 12-19 s): the queue page says
 it is counting and polls, one count is queued for any number of looks, the page shows the queue
 once the count is there, a failed count is shown with its reason (never a 500), "next item" goes
-to the queue page meanwhile, and an import job queues the count as it ends."""
+to the queue page meanwhile, and an import (job or command) makes the count as it ends."""
 import io
 import zipfile
 
@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.labels.write import labels_delete
@@ -119,7 +120,7 @@ def test_the_command_and_the_report_still_count_in_the_process(queue_project, qu
     assert len(queue.items) == 5 and queued == []
 
 
-def test_an_import_job_queues_the_count_as_it_ends(db, tmp_path, settings, queued):
+def _import_job(tmp_path, settings) -> DataJob:
     settings.EVALSITE_JOBS_DIR = tmp_path / "jobs"
     user = get_user_model().objects.create_superuser(username="root", password="pw-12345")
     bundle = write_bundle(tmp_path / "queue", queue_parts())
@@ -128,12 +129,45 @@ def test_an_import_job_queues_the_count_as_it_ends(db, tmp_path, settings, queue
         for path in bundle.iterdir():
             archive.write(path, path.name)
     job = data_job_import_start(upload=SimpleUploadedFile("queue.zip", data.getvalue()), user=user)
-    job = data_job_run(job_id=job.pk)  # what the job's task runs (its send waits for a commit, never here)
+    return data_job_run(job_id=job.pk)  # what the job's task runs (its send waits for a commit, never here)
+
+
+def test_an_import_job_counts_the_queue_as_it_ends(db, tmp_path, settings, queued, client,
+                                                   django_capture_on_commit_callbacks):
+    """The queue is ready when the import is: its first reader neither waits nor sees "counting"."""
+    with django_capture_on_commit_callbacks(execute=True):
+        job = _import_job(tmp_path, settings)
     assert job.status == DataJob.FINISHED, job.error
     project = Project.objects.get(slug="queue")
-    assert queued == [{"project_id": project.pk}]
-    tasks.queue_count_task(**queued[0])
-    assert kept(project)
+    assert kept(project) and queued == []
+    user = get_user_model().objects.create_user(username="adj", password="pw-12345")
+    client.force_login(grant(user, project, "adjudicator"))
+    html = client.get(url("adjudication-queue")).content.decode()
+    assert 'id="queue"' in html and 'id="queue-counting"' not in html and queued == []
+    assert html.count('data-response="') == 5
+
+
+def test_the_import_command_counts_the_queue_as_it_ends(db, tmp_path, queued, django_capture_on_commit_callbacks):
+    bundle = write_bundle(tmp_path / "queue", queue_parts())
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_bundle", str(bundle), "--json", stdout=io.StringIO())
+    assert kept(Project.objects.get(slug="queue")) and queued == []
+
+
+def test_an_import_whose_queue_count_fails_stands_and_the_page_says_why(db, tmp_path, settings, queued, monkeypatch,
+                                                                       caplog, django_capture_on_commit_callbacks):
+    def broken(**kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(selectors, "cohort_disputes", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = _import_job(tmp_path, settings)
+    assert job.status == DataJob.FINISHED, job.error
+    assert "counting the adjudication queue of project 'queue' failed" in caplog.text
+    project = Project.objects.get(slug="queue")
+    assert project.responses.count() == 7 and not kept(project)
+    cohorts = project_sources(project=project)["cohorts"][:2]
+    assert cache.get(queue_module._counting_marks(project, cohorts)[1]) == "RuntimeError: the database went away"
 
 
 def test_the_queue_api_answers_202_while_it_counts_then_the_queue(adj_client, queue_project, queued):
@@ -183,13 +217,3 @@ def test_a_count_that_cannot_be_queued_is_a_failure_on_the_page_not_a_wait(adj_c
     assert "queuing the count of the adjudication queue of project 'queue' failed" in caplog.text
     cohorts = project_sources(project=queue_project)["cohorts"][:2]
     assert cache.get(queue_module._counting_marks(queue_project, cohorts)[0]) is None  # nothing said to be counting
-
-
-def test_an_import_queues_its_count_even_while_an_earlier_count_runs(queue_project, queued):
-    """The count under way may have read the data from before the import."""
-    cohorts = project_sources(project=queue_project)["cohorts"][:2]
-    queue_module.queue_count_start(project=queue_project, cohorts=cohorts)
-    queue_module.queue_count_start(project=queue_project, cohorts=cohorts)  # a page's look: one is under way
-    assert len(queued) == 1
-    queue_module.queue_count_start(project=queue_project, cohorts=cohorts, again=True)  # what an import job does
-    assert len(queued) == 2
