@@ -9,6 +9,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from annotation.markdown import markdown_render
@@ -48,6 +49,7 @@ class AdjudicationRow:
     judges: list[tuple[Column, Cell]]
     adjudication: Adjudication | None = None
     error: str = ""
+    save_url: str = ""  # where its form posts
 
     @property
     def number(self) -> int:
@@ -170,6 +172,7 @@ def adjudication_item(*, response: Response) -> dict:
     rows = []
     for criterion in table.criteria:
         rows.append(AdjudicationRow(
+            save_url=reverse("adjudication-save", args=[project.slug, response.pk, criterion.pk]),
             criterion=criterion, disputed=criterion.pk in disputed, provenance=provenance.get(criterion.pk, "unlabelled"),
             cohorts=[CohortVerdicts(name=col.title, cell=table.cells.get((criterion.pk, col.key), Cell()),
                                     raters=raters.get((criterion.pk, col.title), [])) for col in cohort_columns],
@@ -181,5 +184,6 @@ def adjudication_item(*, response: Response) -> dict:
         "project": project, "response": response, "case": response.case, "rows": rows, "response_html": response_html,
         "judge_columns": judge_columns, "n_disputed": sum(1 for r in rows if r.disputed),
         "n_open": sum(1 for r in rows if r.disputed and r.adjudication is None),
-        "categories": Adjudication.CATEGORIES, "confidences": Adjudication.CONFIDENCES, "category_keys": CATEGORY_KEYS,
+        "categories": Adjudication.CATEGORIES, "category_keys": CATEGORY_KEYS,
+        "confidences": [(value, caption, caption[:1].upper()) for value, caption in Adjudication.CONFIDENCES],  # with its key
     }

@@ -218,15 +218,27 @@ def _cell(decision, *, unit: str, votes: list[tuple] | None = None, ordinal: boo
     return cell
 
 
-def _votes(frame) -> dict[int, list[tuple]]:
-    """Raw votes per criterion from label rows or judge outputs: (verdict, option, value) with None for none."""
+def _votes(frame, *, source: str) -> dict:
+    """Raw votes per source (the value of column ``source``: a cohort's pk, a judge's name) and
+    criterion, from label rows or judge outputs: {source: {criterion pk: [(verdict, option, value),
+    ...]}}, None for none."""
     from ..metrics.decisions import SourceDecision  # lazy: pandas and the decision rules load with the page, not at start-up
 
-    out: dict[int, list[tuple]] = {}
-    columns = (frame[c].tolist() for c in ("criterion_id", "verdict", "option", "value"))
-    for c_pk, verdict, option, value in zip(*columns):
+    out: dict = {}
+    if frame.empty:
+        return out
+    columns = (frame[c].tolist() for c in (source, "criterion_id", "verdict", "option", "value"))
+    for key, c_pk, verdict, option, value in zip(*columns):
         vote = SourceDecision.from_row({"verdict": verdict, "option": option, "value": value})
-        out.setdefault(int(c_pk), []).append((vote.verdict, vote.option, vote.value))
+        out.setdefault(key, {}).setdefault(int(c_pk), []).append((vote.verdict, vote.option, vote.value))
+    return out
+
+
+def _by_source(decided: dict) -> dict:
+    """{(source, response, criterion): decision} as {source: {(response, criterion): decision}}."""
+    out: dict = {}
+    for (key, response_id, criterion_id), decision in decided.items():
+        out.setdefault(key, {})[(response_id, criterion_id)] = decision
     return out
 
 
@@ -262,13 +274,14 @@ def side_by_side(*, response: Response, cohort_decisions=None, cohort_notes: boo
     labels = label_rows(project=project, response_ids=only)
     if cohort_decisions is None:
         cohort_decisions = cohort_frames(project=project, response_ids=only, rows=labels)
-    decided = cohort_decisions
+    # Each frame is split by source in one pass, not filtered once per cohort or judge.
+    by_cohort = _by_source(decisions_by_criterion(cohort_decisions, source="cohort"))
+    # Per cohort and criterion: its checker's label where it has one.
+    cohort_votes_of = _votes(cohort_votes(labels, keys=["cohort", "criterion_id"]), source="cohort")
     for source in project_sources(project=project)["cohorts"]:
         columns.append(Column(source.spec, source.name, "cohort"))
-        own = labels[labels["cohort"] == source.obj.pk]
-        counted = cohort_votes(own, keys=["criterion_id"])  # per criterion: its checker's label where it has one
-        _fill(cells, source.spec, decisions_by_criterion(decided[decided["cohort"] == source.name]), response, criteria,
-              unit="label", votes=_votes(counted))
+        _fill(cells, source.spec, by_cohort.get(source.name, {}), response, criteria,
+              unit="label", votes=cohort_votes_of.get(source.obj.pk, {}))
     if cohort_notes:
         _cohort_notes(response, cells)
     judges = judges_for_project(project=project)
@@ -289,11 +302,12 @@ def side_by_side(*, response: Response, cohort_decisions=None, cohort_notes: boo
     rows = judgment_rows(judges=[j for j in judges if not kinds[j.name].votes_over_members], criteria=frame,
                          response_ids=only)
     decided = judges_frame(judges=usable, responses=responses, criteria=frame, response_ids=only, known=known, outputs=rows)
-    outputs = judge_outputs(rows)
+    judge_votes = _votes(judge_outputs(rows), source="judge")
+    by_judge = _by_source(decisions_by_criterion(decided, source="judge"))
     for judge in usable:
         panel = kinds[judge.name].votes_over_members
-        votes = {} if panel else _votes(outputs[outputs["judge"] == judge.name])
-        _fill(cells, f"judge:{judge.name}", decisions_by_criterion(decided[decided["judge"] == judge.name]), response,
+        votes = {} if panel else judge_votes.get(judge.name, {})
+        _fill(cells, f"judge:{judge.name}", by_judge.get(judge.name, {}), response,
               criteria, unit="judge" if panel else "sample", votes=votes)
     _judge_notes(response, judges, cells)
     return SideBySide(response=response, criteria=criteria, columns=columns, cells=cells,

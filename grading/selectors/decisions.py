@@ -406,12 +406,17 @@ def source_decisions(*, source, responses: pd.DataFrame, criteria: pd.DataFrame,
     return gold_decision_frame(project=source.project, response_ids=response_ids)
 
 
-def decisions_by_criterion(frame: pd.DataFrame) -> dict[tuple[int, int], SourceDecision]:
-    """A decision frame as {(response_id, criterion_id): SourceDecision}, for pages and the API."""
+def decisions_by_criterion(frame: pd.DataFrame, *, source: str | None = None) -> dict[tuple, SourceDecision]:
+    """A decision frame as {(response_id, criterion_id): SourceDecision}, for pages and the API;
+    ``source`` (a column: ``judge``, ``cohort``): of several sources at once, keyed (source, response_id,
+    criterion_id)."""
     names = [c for c in ("verdict", "option", "value", "unresolved", "invalid", "n") if c in frame.columns]
-    columns = [frame[c].tolist() for c in ("response_id", "criterion_id", *names)]  # plain Python values, fast to zip
+    keys = ("response_id", "criterion_id") if source is None else (source, "response_id", "criterion_id")
+    columns = [frame[c].tolist() for c in (*keys, *names)]  # plain Python values, fast to zip
+    width = len(keys)
     return {
-        (int(values[0]), int(values[1])): SourceDecision.from_row(dict(zip(names, values[2:])))
+        (*values[:width - 2], int(values[width - 2]), int(values[width - 1])):
+            SourceDecision.from_row(dict(zip(names, values[width:])))
         for values in zip(*columns)
     }
 

@@ -225,3 +225,17 @@ def test_the_judge_with_samples_and_the_panel_have_invalid_and_tied_decisions(ev
     assert any(p["a"]["invalid"] for p in pairs)
     assert any(p["a"]["unresolved"] for p in pairs)  # a nominal tie over samples
     assert Judge.objects.get(project=every_kind, name="j-multi").samples == 3
+
+
+def test_decisions_of_several_sources_at_once_are_each_sources_own(every_kind):
+    """``decisions_by_criterion(source=...)``, which the side-by-side and adjudication pages read in one
+    pass, keys each source's decisions as reading that source's rows alone does."""
+    from grading.selectors import cohort_frames, decisions_by_criterion
+
+    frames = cohort_frames(project=every_kind)
+    together = decisions_by_criterion(frames, source="cohort")
+    names = sorted(frames["cohort"].unique())
+    assert len(names) == 2 and len(together) == len(frames)
+    for name in names:
+        alone = decisions_by_criterion(frames[frames["cohort"] == name])
+        assert alone and {key[1:]: d for key, d in together.items() if key[0] == name} == alone
