@@ -9,6 +9,7 @@ to align two separately imported studies and nowhere else.
 """
 import io
 import json
+import select
 
 import pandas as pd
 from django.core.exceptions import EmptyResultSet
@@ -43,14 +44,63 @@ def fetch_frame(queryset, columns: list[str], *, numeric: bool = False) -> pd.Da
         return pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
 
 
+def _copy_out(connection, statement: str, buffer) -> None:
+    """Write what ``statement`` (a ``COPY ... TO STDOUT``) sends into ``buffer``, taking each row
+    from libpq as it comes (``PQgetCopyData``). psycopg's ``Copy`` iterator spends about a
+    microsecond of Python per row on its wait loop: at the millions of rows of a full-scale report
+    that was more than the server took to send them, and here it is a third of that. An error is
+    raised as Django raises database errors, and the connection is left ready for the next query
+    (a COPY cut short is cancelled and its rest read away)."""
+    from psycopg import errors as pg_errors  # lazy: only PostgreSQL connections come here
+    from psycopg.pq import ExecStatus  # lazy: as above
+
+    connection.ensure_connection()
+    pgconn = connection.connection.pgconn
+    encoding = connection.connection.info.encoding
+    with connection.wrap_database_errors:
+        pgconn.send_query(statement.encode(encoding))
+        result = pgconn.get_result()
+        if result is None or result.status != ExecStatus.COPY_OUT:
+            _results_drain(pgconn)
+            raise pg_errors.error_from_result(result, encoding=encoding) if result is not None else \
+                pg_errors.InterfaceError("the COPY statement gave no result")
+        take, write, socket = pgconn.get_copy_data, buffer.write, pgconn.socket
+        try:
+            while True:
+                size, row = take(1)  # without blocking: the wait below lets other threads run meanwhile
+                if size > 0:
+                    write(row)
+                elif size == 0:  # nothing arrived yet
+                    select.select([socket], [], [])
+                    pgconn.consume_input()
+                else:  # -1: every row sent (-2, a failure, raises)
+                    break
+        except BaseException:  # interrupted: cancel the rest, so the connection takes the next query
+            try:
+                pgconn.get_cancel().cancel()
+                while pgconn.get_copy_data(0)[0] >= 0:  # blocking: the server ends the COPY once cancelled
+                    pass
+                _results_drain(pgconn)
+            except Exception:  # noqa: S110 - the connection is broken: Django discards it on the error raised below
+                pass
+            raise
+        result = pgconn.get_result()
+        _results_drain(pgconn)
+        if result is None or result.status != ExecStatus.COMMAND_OK:
+            raise pg_errors.error_from_result(result, encoding=encoding) if result is not None else \
+                pg_errors.InterfaceError("the COPY statement did not end")
+
+
+def _results_drain(pgconn) -> None:
+    """Read the results left of a statement, so that the connection takes the next one."""
+    while pgconn.get_result() is not None:
+        pass
+
+
 def _copy_frame(connection, sql: str, params, columns: list[str]) -> pd.DataFrame:
     """The numeric rows of ``sql`` through PostgreSQL's COPY, in CSV (NULL is an empty field)."""
     buffer = io.BytesIO()
-    with connection.cursor() as cursor:
-        query = connection.ops.compose_sql(sql, params)
-        with cursor.cursor.copy(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)") as copy:
-            for block in copy:
-                buffer.write(block)
+    _copy_out(connection, f"COPY ({connection.ops.compose_sql(sql, params)}) TO STDOUT WITH (FORMAT csv)", buffer)
     if not buffer.tell():
         return pd.DataFrame.from_records([], columns=columns)
     buffer.seek(0)

@@ -2,9 +2,11 @@
 PostgreSQL ``fetch_frame(numeric=True)`` reads rows through COPY, and ``label_rows`` of a whole
 project or cohort reads them as numbers (role and verdict as codes, option labels apart). Checked
 on the project with every decision kind (options, values, cannot assess, checkers, two cohorts)."""
+import io
+
 import pandas as pd
 import pytest
-from django.db import connection  # noqa: F401 - read by the skipif condition
+from django.db import DataError, connection, transaction
 
 from annotation.models import Cohort, Label, Project, Response
 from bench.generate_bundle import generate_full_bundle
@@ -12,6 +14,7 @@ from grading.bundles import bundle_import
 from grading.metrics.decisions import cohort_decide, samples_decide
 from grading.models import Judge
 from grading.selectors import ITEM, criterion_frame, fetch_frame, judgment_rows, label_rows
+from grading.selectors.frames import _copy_out
 from tests.grading.test_decision_consistency import every_kind  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.skipif("connection.vendor != 'postgresql'")
@@ -118,3 +121,53 @@ def test_rater_counts_from_the_label_rows_equal_those_counted_in_the_database(ev
             expected = {(m, role): n for m, role, n in labels.order_by().values("response__model", "role")
                         .annotate(n=Count("annotator_id", distinct=True)).values_list("response__model", "role", "n")}
             assert counted.set_index(["model", "role"])["n"].to_dict() == expected != {}
+
+
+# -- the COPY read itself (``frames._copy_out``) ---------------------------------------------------
+
+def _read(statement: str, buffer=None) -> bytes:
+    buffer = io.BytesIO() if buffer is None else buffer
+    _copy_out(connection, statement, buffer)
+    return buffer.getvalue()
+
+
+def _answers() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 41 + 1")
+        return cursor.fetchone()[0]
+
+
+def test_the_copy_read_gives_every_row_as_csv(db):
+    assert _read("COPY (SELECT n, n * 0.5, NULL::int FROM generate_series(1, 3) n) TO STDOUT WITH (FORMAT csv)") \
+        == b"1,0.5,\n2,1.0,\n3,1.5,\n"
+    assert _read("COPY (SELECT 1 WHERE false) TO STDOUT WITH (FORMAT csv)") == b""
+    assert _answers() == 42
+
+
+def test_the_copy_read_sees_its_transactions_own_rows(every_kind):  # noqa: F811 - the fixture
+    with transaction.atomic():
+        Label.objects.filter(project=every_kind).delete()  # not committed: only this transaction sees it
+        assert _read(f"COPY (SELECT count(*) FROM annotation_label WHERE project_id = {every_kind.pk}) TO STDOUT") \
+            == b"0\n"
+        transaction.set_rollback(True)
+    assert Label.objects.filter(project=every_kind).exists()
+
+
+def test_a_failing_copy_raises_a_database_error_and_the_connection_goes_on(db):
+    with pytest.raises(DataError, match="division by zero"), transaction.atomic():
+        _read("COPY (SELECT 1 / (n - 3) FROM generate_series(1, 5) n) TO STDOUT")
+    assert _answers() == 42
+
+
+def test_a_copy_cut_short_is_cancelled_and_the_connection_goes_on(db):
+    """An error while the rows arrive (here the buffer's) stops the COPY on the server; the
+    connection takes the next query once the transaction it aborted is rolled back."""
+    class Full(io.BytesIO):
+        def write(self, data):
+            if self.tell() > 1000:
+                raise RuntimeError("no room")
+            return super().write(data)
+
+    with pytest.raises(RuntimeError, match="no room"), transaction.atomic():
+        _read("COPY (SELECT n FROM generate_series(1, 5000000) n) TO STDOUT", Full())
+    assert _answers() == 42
