@@ -48,7 +48,7 @@ def _copy_out(connection, statement: str, buffer) -> None:
     """Write what ``statement`` (a ``COPY ... TO STDOUT``) sends into ``buffer``, taking each row
     from libpq as it comes (``PQgetCopyData``). psycopg's ``Copy`` iterator spends about a
     microsecond of Python per row on its wait loop: at the millions of rows of a full-scale report
-    that was more than the server took to send them, and here it is a third of that. An error is
+    that was more than the server took to send them; this loop takes less than half of it. An error is
     raised as Django raises database errors, and the connection is left ready for the next query
     (a COPY cut short is cancelled and its rest read away)."""
     from psycopg import errors as pg_errors  # lazy: only PostgreSQL connections come here

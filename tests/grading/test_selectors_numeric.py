@@ -159,6 +159,14 @@ def test_a_failing_copy_raises_a_database_error_and_the_connection_goes_on(db):
     assert _answers() == 42
 
 
+def test_a_copy_the_server_refuses_raises_and_the_connection_goes_on(db):
+    from django.db import ProgrammingError
+
+    with pytest.raises(ProgrammingError, match="no_such_table"), transaction.atomic():
+        _read("COPY (SELECT * FROM no_such_table) TO STDOUT")
+    assert _answers() == 42
+
+
 def test_a_copy_cut_short_is_cancelled_and_the_connection_goes_on(db):
     """An error while the rows arrive (here the buffer's) stops the COPY on the server; the
     connection takes the next query once the transaction it aborted is rolled back."""
