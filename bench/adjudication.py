@@ -151,9 +151,9 @@ def _adjudicator_client(project):
 
 def _after_import(slug: str) -> dict:
     """The queue page as an adjudicator opens it once an import ended: the import made the queue's
-    counts as it ended, so the page reads them and counts nothing (a count queued for a worker, or made
-    in the request, is an error here). Seconds of the first look, in a fresh process (the code loads
-    with it), and of the second, as a running server answers."""
+    counts as it ended, so the page reads them and queues no count (one queued for a worker is an
+    error here; the page never counts the whole project in the request). Seconds of the first look, in
+    a fresh process (the code loads with it), and of the second, as a running server answers."""
     from django.urls import reverse
 
     from grading.reports import tasks
