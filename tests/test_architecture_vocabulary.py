@@ -37,7 +37,7 @@ def verdict_names_in(path: Path) -> list[str]:
 
 def test_the_scan_covers_the_apps():
     modules = _modules()
-    assert ROOT / "annotation" / "models.py" in modules and ROOT / "grading" / "metrics" / "decisions.py" in modules
+    assert ROOT / "annotation" / "models.py" in modules and ROOT / "grading" / "metrics" / "decisions" / "gold.py" in modules
     assert HOME not in modules
 
 
