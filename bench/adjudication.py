@@ -28,6 +28,7 @@ import resource
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,6 +150,19 @@ def _adjudicator_client(project):
     return client
 
 
+@contextmanager
+def _counts_recorded():
+    """The queue's background counts sent meanwhile, recorded (a list of their arguments), not run."""
+    from grading.reports import tasks
+
+    sent: list[dict] = []
+    delay, tasks.queue_count_task.delay = tasks.queue_count_task.delay, lambda **kwargs: sent.append(kwargs)
+    try:
+        yield sent
+    finally:
+        tasks.queue_count_task.delay = delay
+
+
 def _after_import(slug: str) -> dict:
     """The queue page as an adjudicator opens it once an import ended: the import made the queue's
     counts as it ended, so the page reads them and queues no count (one queued for a worker is an
@@ -156,13 +170,10 @@ def _after_import(slug: str) -> dict:
     a fresh process (the code loads with it), and of the second, as a running server answers."""
     from django.urls import reverse
 
-    from grading.reports import tasks
     from grading.sources import project_get
 
     project = project_get(slug=slug)
-    sent = []
-    delay, tasks.queue_count_task.delay = tasks.queue_count_task.delay, lambda **kwargs: sent.append(kwargs)
-    try:
+    with _counts_recorded() as sent:
         client = _adjudicator_client(project)
         url = reverse("adjudication-queue", args=[project.slug])
         times, pages = [], []
@@ -170,8 +181,6 @@ def _after_import(slug: str) -> dict:
             started = time.perf_counter()
             pages.append(client.get(url))
             times.append(time.perf_counter() - started)
-    finally:
-        tasks.queue_count_task.delay = delay
     for page in pages:
         if page.status_code != 200 or b'id="queue"' not in page.content or sent:
             raise RuntimeError(f"the queue page after the import did not show the queue: {page.status_code}, "
@@ -187,11 +196,8 @@ def _counting_page(project) -> float:
     from django.core.cache import cache
     from django.urls import reverse
 
-    from grading.reports import tasks
 
-    sent = []
-    delay, tasks.queue_count_task.delay = tasks.queue_count_task.delay, lambda **kwargs: sent.append(kwargs)
-    try:
+    with _counts_recorded() as sent:
         client = _adjudicator_client(project)
         url = reverse("adjudication-queue", args=[project.slug])
         client.get(url)  # code imported, templates compiled: what a running server has done already
@@ -200,8 +206,6 @@ def _counting_page(project) -> float:
         started = time.perf_counter()
         page = client.get(url)
         took = (time.perf_counter() - started) * 1000
-    finally:
-        tasks.queue_count_task.delay = delay
     if page.status_code != 200 or b'id="queue-counting"' not in page.content or len(sent) != 1:
         raise RuntimeError(f"the queue page did not queue its count: {page.status_code}, {len(sent)} sent")
     return took
