@@ -252,6 +252,11 @@ def queue_count_start(*, project: Project, cohorts=None) -> None:
     counting, failed = _counting_marks(project, cohorts)
     if not cache.add(counting, time.time(), COUNTING_SECONDS):
         return
+    # A count ending between the caller's look and this mark kept its counts (or its failure) before
+    # it lifted its own mark: look once more, so it is not followed by a second whole count.
+    if cache.get(failed) is not None or _counted_disputes(project=project, cohorts=cohorts, whole=False) is not None:
+        cache.delete(counting)
+        return
     try:
         task_send(COUNT_TASK, kwargs={"project_id": project.pk}, watch_after=None)  # by name: the task imports this module
     except Exception as exc:

@@ -110,6 +110,44 @@ def test_a_lost_count_is_queued_again_once_its_mark_lapses(adj_client, queue_pro
     assert len(queued) == 2
 
 
+def _count_ends_right_after_the_look(monkeypatch, project, *, fail: bool = False):
+    """The page has looked (nothing kept, no failure); a worker's count ends (or fails) just then,
+    before the page marks a count as under way."""
+
+    class Cache:
+        def __getattr__(self, name):
+            return getattr(cache, name)
+
+        def add(self, key, *args, **kwargs):
+            if key.endswith(":counting"):
+                if fail:
+                    monkeypatch.setattr(selectors, "cohort_disputes", _refused)
+                queue_module.queue_count(project=project)
+            return cache.add(key, *args, **kwargs)
+
+    monkeypatch.setattr(queue_module, "cache", Cache())
+
+
+def _refused(**kwargs):
+    raise RuntimeError("the database refused the count")
+
+
+def test_a_count_ending_between_the_look_and_its_mark_is_shown_not_queued_again(adj_client, queue_project, queued,
+                                                                                monkeypatch):
+    _count_ends_right_after_the_look(monkeypatch, queue_project)
+    html = adj_client.get(url("adjudication-queue")).content.decode()
+    assert 'id="queue"' in html and 'id="queue-counting"' not in html and queued == []
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    assert cache.get(queue_module._counting_marks(queue_project, cohorts)[0]) is None
+
+
+def test_a_count_failing_between_the_look_and_its_mark_is_shown_not_queued_again(adj_client, queue_project, queued,
+                                                                                monkeypatch):
+    _count_ends_right_after_the_look(monkeypatch, queue_project, fail=True)
+    html = adj_client.get(url("adjudication-queue")).content.decode()
+    assert "the database refused the count" in html and 'id="queue"' not in html and queued == []
+
+
 def test_under_eager_celery_the_first_look_shows_the_queue(adj_client, queue_project):
     html = adj_client.get(url("adjudication-queue")).content.decode()
     assert 'id="queue"' in html and 'id="queue-counting"' not in html and kept(queue_project)
