@@ -57,6 +57,29 @@ def test_reference_answer_and_model_only_when_the_project_allows(db, login_clien
     assert "REFERENCE-ANSWER-TEXT" in html and a.response.model in html
 
 
+@pytest.mark.skipif("connection.vendor != 'postgresql'")
+def test_a_saves_progress_count_is_a_prepared_statement_and_counts_right(study, login_client):
+    """As in production (``prepare_threshold`` in the database OPTIONS): the progress counter every
+    save answers with is counted by a statement PostgreSQL prepares once per connection (planning
+    its joins cost more than running it), and it counts right each time."""
+    client = login_client("a1")
+    a = first_assignment("a1")
+    criteria = criteria_for_response(response=a.response)
+    connection.ensure_connection()
+    before = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = 0
+    try:
+        for n, c in enumerate(criteria[:3], start=1):
+            html = _save(client, a, c, verdict="met", revision="0").content.decode()
+            assert f"{n} / 4 decided" in html
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+                           ["%COUNT(c.id), COUNT(l.id)%"])
+            assert cursor.fetchone()[0] == 1
+    finally:
+        connection.connection.prepare_threshold = before
+
+
 def test_chat_transcript_is_rendered(study, login_client):
     a = first_assignment("a1")
     case = a.response.case
