@@ -14,7 +14,7 @@
    (``bench.adjudication``), 50 annotators saving labels at one click a second each while the
    agreement report computes over and over on the full-scale study (``bench.load_labels`` with
    its ``--busy-*`` options: gunicorn and a project of their own on the same PostgreSQL server),
-   and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet, slices and manifest).
+   then the same load with no report running, and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet, slices and manifest).
 
 Every figure is printed with its target and the load average at the time (the machine may be
 shared: figures are noisy), and all of them are written as JSON to ``bench/out/full-N-seedS.json``
@@ -233,21 +233,34 @@ def bench_adjudication(slug: str, database_url: str, figures: Figures) -> None:
                 note=f"max {page['max_ms']} ms; {page['criteria']} criteria, {page['judges']} judges")
 
 
-def bench_annotators(slug: str, database_url: str, figures: Figures) -> None:
-    run = subprocess.run([sys.executable, "-m", "bench.load_labels", "--json", "--think-ms", "1000",
-                          "--busy-database-url", database_url, "--busy-project", slug],
+def _annotators_load(database_url: str, *busy: str) -> dict | str:
+    """``bench.load_labels`` at one click a second for 50 annotators (``busy``: its ``--busy-*``
+    options): its figures, or why it gave none."""
+    run = subprocess.run([sys.executable, "-m", "bench.load_labels", "--json", "--think-ms", "1000", *busy],
                          cwd=ROOT, env=bench_env(database_url), capture_output=True, text=True)
     lines = run.stdout.strip().splitlines()
-    if not lines:
-        figures.add("annotator saves while a report computes: p95", "n/a", "ms",
-                    note=f"FAILED: {(run.stderr.strip().splitlines() or ['?'])[-1]}")
-        return
-    f = json.loads(lines[-1])
-    busy = (f"{f['busy_report']} computed {f['busy_reports_completed']} time(s) meanwhile"
-            + (f", FAILED: {f['busy_report_failures'][0]}" if f["busy_report_failures"] else ""))
-    figures.add("annotator saves while a report computes: p95", f["p95_ms"], "ms", target=ANNOTATOR_P95_MS,
-                note=f"{f['annotators']} annotators at 1 click/s, {f['requests']} saves, p50 {f['p50_ms']} / p99 "
-                     f"{f['p99_ms']} ms; {busy}; lost / duplicated {f['lost']} / {f['duplicated']}")
+    return json.loads(lines[-1]) if lines else (run.stderr.strip().splitlines() or ["?"])[-1]
+
+
+def bench_annotators(slug: str, database_url: str, figures: Figures) -> None:
+    """The annotators' saves while a report computes, then the same load with nothing else running:
+    on a machine this size, what a report costs them and what the machine gives without it."""
+    busy = _annotators_load(database_url, "--busy-database-url", database_url, "--busy-project", slug)
+    if isinstance(busy, str):
+        figures.add("annotator saves while a report computes: p95", "n/a", "ms", note=f"FAILED: {busy}")
+    else:
+        meanwhile = (f"{busy['busy_report']} computed {busy['busy_reports_completed']} time(s) meanwhile"
+                     + (f", FAILED: {busy['busy_report_failures'][0]}" if busy["busy_report_failures"] else ""))
+        figures.add("annotator saves while a report computes: p95", busy["p95_ms"], "ms", target=ANNOTATOR_P95_MS,
+                    note=f"{busy['annotators']} annotators at 1 click/s, {busy['requests']} saves, p50 {busy['p50_ms']} / "
+                         f"p99 {busy['p99_ms']} ms; {meanwhile}; lost / duplicated {busy['lost']} / {busy['duplicated']}")
+    alone = _annotators_load(database_url)
+    if isinstance(alone, str):
+        figures.add("annotator saves, no report running: p95", "n/a", "ms", note=f"FAILED: {alone}")
+    else:
+        figures.add("annotator saves, no report running: p95", alone["p95_ms"], "ms", target=ANNOTATOR_P95_MS,
+                    note=f"the same load alone: p50 {alone['p50_ms']} / p99 {alone['p99_ms']} ms; "
+                         f"lost / duplicated {alone['lost']} / {alone['duplicated']}")
 
 
 def bench_gold_export(slug: str, env: dict, figures: Figures) -> None:
