@@ -244,17 +244,23 @@ def _first_line(exc: BaseException) -> str:
 
 
 def queue_count_start(*, project: Project, cohorts=None) -> None:
-    """Queue the background count of ``project``'s queue unless one is queued or under way (one
-    count for any number of pages looking at once). A count whose worker is gone is
-    taken as ended after ``COUNTING_SECONDS``; the next look queues it again. If it cannot be
-    queued (the broker is down), that is logged and shown as the count's failure, not a page error."""
+    """Queue the background count of ``project``'s queue unless one is queued or under way, or one
+    ended since the caller looked (one count for any number of pages looking at once). A count
+    whose worker is gone is taken as ended after ``COUNTING_SECONDS``; the next look queues it
+    again. If it cannot be queued (the broker is down), that is logged and shown as the count's
+    failure, not a page error."""
     cohorts = project_sources(project=project)["cohorts"][:2] if cohorts is None else cohorts
     counting, failed = _counting_marks(project, cohorts)
     if not cache.add(counting, time.time(), COUNTING_SECONDS):
         return
     # A count ending between the caller's look and this mark kept its counts (or its failure) before
     # it lifted its own mark: look once more, so it is not followed by a second whole count.
-    if cache.get(failed) is not None or _counted_disputes(project=project, cohorts=cohorts, whole=False) is not None:
+    try:
+        ended = cache.get(failed) is not None or _counted_disputes(project=project, cohorts=cohorts, whole=False) is not None
+    except BaseException:
+        cache.delete(counting)  # nothing queued: the pages must not wait for it
+        raise
+    if ended:
         cache.delete(counting)
         return
     try:

@@ -148,6 +148,26 @@ def test_a_count_failing_between_the_look_and_its_mark_is_shown_not_queued_again
     assert "the database refused the count" in html and 'id="queue"' not in html and queued == []
 
 
+def test_a_second_look_that_fails_leaves_no_count_marked_as_under_way(queue_project, queued, monkeypatch):
+    """The look after taking the mark fails (the database, say): nothing was queued, so the mark
+    goes too, and the next page looks again instead of waiting for a count nobody makes."""
+
+    class Cache:
+        def __getattr__(self, name):
+            return getattr(cache, name)
+
+        def add(self, key, *args, **kwargs):
+            added = cache.add(key, *args, **kwargs)
+            monkeypatch.setattr(selectors, "disputes_fingerprint", _refused)
+            return added
+
+    monkeypatch.setattr(queue_module, "cache", Cache())
+    with pytest.raises(RuntimeError, match="refused the count"):
+        queue_module.queue_count_start(project=queue_project)
+    cohorts = project_sources(project=queue_project)["cohorts"][:2]
+    assert cache.get(queue_module._counting_marks(queue_project, cohorts)[0]) is None and queued == []
+
+
 def test_under_eager_celery_the_first_look_shows_the_queue(adj_client, queue_project):
     html = adj_client.get(url("adjudication-queue")).content.decode()
     assert 'id="queue"' in html and 'id="queue-counting"' not in html and kept(queue_project)
