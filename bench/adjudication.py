@@ -196,7 +196,6 @@ def _counting_page(project) -> float:
     from django.core.cache import cache
     from django.urls import reverse
 
-
     with _counts_recorded() as sent:
         client = _adjudicator_client(project)
         url = reverse("adjudication-queue", args=[project.slug])

@@ -243,32 +243,34 @@ def _first_line(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text[0]}" if text else exc.__class__.__name__
 
 
-def queue_count_start(*, project: Project, cohorts=None) -> None:
-    """Queue the background count of ``project``'s queue unless one is queued or under way, or one
-    ended since the caller looked (one count for any number of pages looking at once). A count
-    whose worker is gone is taken as ended after ``COUNTING_SECONDS``; the next look queues it
-    again. If it cannot be queued (the broker is down), that is logged and shown as the count's
-    failure, not a page error."""
+def queue_count_start(*, project: Project, cohorts=None) -> selectors.CohortDisputes | None:
+    """Queue the background count of ``project``'s queue unless one is queued or under way (one
+    count for any number of pages looking at once), or one ended since the caller looked: then its
+    kept counts are returned and nothing is queued. A count whose worker is gone is taken as ended
+    after ``COUNTING_SECONDS``; the next look queues it again. If it cannot be queued (the broker
+    is down), that is logged and shown as the count's failure, not a page error."""
     cohorts = project_sources(project=project)["cohorts"][:2] if cohorts is None else cohorts
     counting, failed = _counting_marks(project, cohorts)
     if not cache.add(counting, time.time(), COUNTING_SECONDS):
-        return
+        return None
     # A count ending between the caller's look and this mark kept its counts (or its failure) before
     # it lifted its own mark: look once more, so it is not followed by a second whole count.
     try:
-        ended = cache.get(failed) is not None or _counted_disputes(project=project, cohorts=cohorts, whole=False) is not None
+        counted = None if cache.get(failed) is not None else _counted_disputes(project=project, cohorts=cohorts,
+                                                                                 whole=False)
     except BaseException:
         cache.delete(counting)  # nothing queued: the pages must not wait for it
         raise
-    if ended:
+    if counted is not None or cache.get(failed) is not None:
         cache.delete(counting)
-        return
+        return counted
     try:
         task_send(COUNT_TASK, kwargs={"project_id": project.pk}, watch_after=None)  # by name: the task imports this module
     except Exception as exc:
         logger.exception("queuing the count of the adjudication queue of project %r failed", project.slug)
         cache.delete(counting)  # nothing is counting: the page must not wait for it
         cache.set(failed, f"it could not be queued ({_first_line(exc)})", COUNT_FAILED_SECONDS)
+    return None
 
 
 def _counted_or_counting(*, project: Project, cohorts) -> selectors.CohortDisputes:
@@ -282,7 +284,9 @@ def _counted_or_counting(*, project: Project, cohorts) -> selectors.CohortDisput
     error = cache.get(failed)
     since = None
     if error is None:
-        queue_count_start(project=project, cohorts=cohorts)
+        counted = queue_count_start(project=project, cohorts=cohorts)
+        if counted is not None:  # a count ended since the look above
+            return counted
         since = cache.get(counting)
         if since is None:  # ended already (eager Celery counts as it queues): read what it kept, or why it failed
             counted = _counted_disputes(project=project, cohorts=cohorts, whole=False)
