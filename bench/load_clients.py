@@ -112,6 +112,11 @@ class Annotator(threading.Thread):
                 self.errors.append(f"warm-up GET answered {page.status}")
         finally:
             self.start_barrier.wait()
+        if self.think_ms and not self.batch:
+            # Independent people do not click at the same instant: each annotator's first click comes
+            # at a random moment of its first pause, as each later one does. (Without pauses the
+            # 50 first clicks leave together: the saturation run keeps that burst.)
+            time.sleep(self.rng.uniform(0.0, 1.0) * self.think_ms / 1000)
         try:
             for index, item in enumerate(self.client["work"]):
                 if self.batch:
