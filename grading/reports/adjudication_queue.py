@@ -256,12 +256,12 @@ def queue_count_start(*, project: Project, cohorts=None) -> selectors.CohortDisp
     # A count ending between the caller's look and this mark kept its counts (or its failure) before
     # it lifted its own mark: look once more, so it is not followed by a second whole count.
     try:
-        counted = None if cache.get(failed) is not None else _counted_disputes(project=project, cohorts=cohorts,
-                                                                                 whole=False)
+        error = cache.get(failed)
+        counted = None if error is not None else _counted_disputes(project=project, cohorts=cohorts, whole=False)
     except BaseException:
         cache.delete(counting)  # nothing queued: the pages must not wait for it
         raise
-    if counted is not None or cache.get(failed) is not None:
+    if counted is not None or error is not None:
         cache.delete(counting)
         return counted
     try:
