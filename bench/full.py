@@ -17,7 +17,8 @@
    then the same load with no report running, and the gold export (``manage.py export_gold``: JSONL, CSV, Parquet, slices and manifest).
 
 Every figure is printed with its target and the load average at the time (the machine may be
-shared: figures are noisy), and all of them are written as JSON to ``bench/out/full-N-seedS.json``
+shared: figures are noisy); the machine's speed (``calibration_seconds``, a pure-Python loop) is
+printed at the start and the end of the run, and all of them are written as JSON to ``bench/out/full-N-seedS.json``
 (a run of some ``--steps`` replaces those steps' figures there and keeps the others').
 Peak RSS is the largest of the process and the children it waited for (``os.wait4``); the CPU
 seconds of the process (user + system) are printed beside its wall time, as they depend less on
@@ -89,6 +90,21 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "?"
+
+
+CALIBRATION_STEPS = 30_000_000
+
+
+def calibration_seconds(steps: int = CALIBRATION_STEPS, clock=time.perf_counter) -> float:
+    """How long this machine takes for a pure-Python loop of ``steps`` additions, now: its speed,
+    printed with the figures (the same code's figures were 1.3 to 2.2 times apart on two machines
+    of one size; whether a figure meets its target depends on it, so a figure is read beside it).
+    Timed at the start and at the end: a shared machine's speed drifts during a run."""
+    started = clock()
+    total = 0
+    for step in range(steps):
+        total += step
+    return round(clock() - started, 2)
 
 
 def measured(args: list[str], env: dict) -> Measured:
@@ -313,7 +329,10 @@ def main(argv=None) -> int:
         parser.error(f"unknown step {unknown[0]!r}; use {', '.join(STEPS)}")
     args.out.mkdir(parents=True, exist_ok=True)
     figures = Figures()
-    print(f"bench.full: scale {args.scale}, load {load_average()}, {os.cpu_count()} cores", flush=True)
+    calibration = {"start": calibration_seconds()}
+    print(f"bench.full: scale {args.scale}, load {load_average()}, {os.cpu_count()} cores, a pure-Python loop of "
+          f"{CALIBRATION_STEPS:,} steps in {calibration['start']} s (the machine's speed: read the figures beside it)",
+          flush=True)
     bundle = full_bundle(args.out, args.scale, args.seed, figures)
     slug = project_slug(bundle)
     database_url = args.database_url or postgres_url(args.database)
@@ -352,9 +371,12 @@ def main(argv=None) -> int:
     if set(steps) != set(STEPS) and summary.exists():  # some steps only: the other steps' last figures stay
         named = {row["name"] for row in rows}
         rows = [row for row in json.loads(summary.read_text()).get("figures", []) if row["name"] not in named] + rows
-    summary.write_text(json.dumps({"scale": args.scale, "bundle": str(bundle), "figures": rows}, indent=2) + "\n")
+    calibration["end"] = calibration_seconds()
+    summary.write_text(json.dumps({"scale": args.scale, "bundle": str(bundle), "cores": os.cpu_count(),
+                                   "calibration_seconds": calibration, "figures": rows}, indent=2) + "\n")
     misses = figures.misses()
     print(f"{len(misses)} figure(s) over target{': ' + ', '.join(m['name'] for m in misses) if misses else ''}; "
+          f"the pure-Python loop in {calibration['start']} s at the start, {calibration['end']} s at the end; "
           f"written to {summary}", flush=True)
     return 0
 

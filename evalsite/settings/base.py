@@ -259,8 +259,9 @@ EVALSITE_QUEUED_RESEND_SECONDS = env.float("EVALSITE_QUEUED_RESEND_SECONDS", def
 # A worker lowers its CPU priority by this much when it starts (0 leaves it as started): the
 # reports, imports and exports it computes take whole cores for seconds, and where they share a
 # machine with the web processes the annotators' saves must not wait behind them (issue 26: p95
-# 20.8 ms with a full-scale report computing at the same priority, 16.8 ms niced by 10). Judge
-# runs mostly wait on the network and lose nothing by it.
+# 20.8 ms with a full-scale report computing at the same priority, 16.8 ms niced by 10, in one
+# pair of runs; later runs varied more than that, docs/deploy.md). Judge runs mostly wait on the
+# network and lose nothing by it.
 EVALSITE_WORKER_NICE = env.int("EVALSITE_WORKER_NICE", default=10)
 if not 0 <= EVALSITE_WORKER_NICE <= 19:
     raise ImproperlyConfigured(f"EVALSITE_WORKER_NICE={EVALSITE_WORKER_NICE}: write a niceness from 0 (none) to 19")

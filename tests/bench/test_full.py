@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bench.full import Figures, measured
+from bench.full import Figures, calibration_seconds, measured
 from bench.generate_bundle import FULL_CASES, full_cases, generate_full_bundle
 from demo.bundle_io import iter_jsonl, read_project, validate_bundle
 
@@ -81,3 +81,10 @@ def test_figures_say_which_miss_their_target(capsys):
     printed = capsys.readouterr().out.splitlines()
     assert "MISS" in printed[1] and "MISS" not in printed[0] + printed[2]
     assert all("load " in line for line in printed)
+
+
+def test_calibration_is_the_loop_time_on_the_clock_it_is_given():
+    """The machine's speed printed with the figures: the loop's time, read on the clock at its start
+    and its end (a stand-in clock here, so nothing depends on this machine's speed)."""
+    readings = iter([100.0, 102.5])
+    assert calibration_seconds(steps=1000, clock=lambda: next(readings)) == 2.5
