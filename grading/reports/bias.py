@@ -140,10 +140,19 @@ def _human(inputs: ReportInputs, reference, *, human: str, scale: str, ids: set)
     return rows[rows["criterion_id"].isin(ids)], experts
 
 
+def _project_wide(criteria: pd.DataFrame, ids: set) -> list[int]:
+    """The criteria among ``ids`` that belong to no case (the project's own), in id order: one
+    look-up of the whole column (a full-scale study has 75,000 case criteria, and a scalar read
+    each took seconds)."""
+    chosen = sorted(ids)
+    no_case = criteria.loc[chosen, "case_id"].isna().to_numpy()
+    return [c for c, project_own in zip(chosen, no_case) if project_own]
+
+
 def _panel(experts: pd.DataFrame, criteria: pd.DataFrame, ids: set, usernames: dict) -> dict:
     """Per target and criterion (and over the selection): the mean of the experts' means and their
     sd across experts (ddof = 1), with the number of experts."""
-    project_wide = [c for c in sorted(ids) if pd.isna(criteria.at[c, "case_id"])][:PER_CRITERION_MAX]
+    project_wide = _project_wide(criteria, ids)[:PER_CRITERION_MAX]
     columns = [(ALL, experts)] + [(str(criteria.at[c, "criterion_external_id"]), experts[experts["criterion_id"] == c])
                                   for c in project_wide]
     targets = sorted(experts["target"].astype(str).unique())
@@ -213,7 +222,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         raise ReportUnavailable(f"no {condition} judge has scored a model-authored response on the chosen criteria")
     ids = selection.ids
     chosen, chosen_samples = within(decided_rows, ids), within(sample_rows, ids)
-    scored_any = set(decided_rows["judge"]) | set(sample_rows["judge"])
+    scored_any = set(decided_rows["judge"].unique()) | set(sample_rows["judge"].unique())  # not row by row: millions
     left_out = {name: ("has no judgments of model-authored responses" if name not in scored_any
                        else "scored none of the chosen criteria")
                 for name in names if not ((chosen["judge"] == name).any() or (chosen_samples["judge"] == name).any())}
@@ -245,7 +254,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
     if ci:  # intervals on request (issue 14): each mean score S, resampling cases
         out["scores_ci"] = _score_intervals(chosen, inputs, names, out["targets"])
     criteria = inputs.criteria
-    project_wide = [c for c in sorted(ids) if pd.isna(criteria.at[c, "case_id"])]
+    project_wide = _project_wide(criteria, ids)
     if criterion == ALL and 1 < len(ids) and project_wide:
         out["per_criterion"] = {
             str(criteria.at[c, "criterion_external_id"]): _cells(chosen[chosen["criterion_id"] == c],
