@@ -36,9 +36,10 @@ def panel_summary(*, inputs: ReportInputs, source, ci: bool = False) -> dict | N
     settings = judge.typed_settings
     mean, n, items = metrics.panel_agreement(votes, keys=["response_id", "criterion_id"], rule=settings.vote,
                                              weights=settings.weights or None, per_item=True)
-    project_wide = criteria["case_id"].isna()
-    group = votes["criterion_id"].map(lambda c: str(criteria.at[c, "criterion_external_id"]) if project_wide[c]
-                                      else f"(case criteria, {criteria.at[c, 'kind']})")
+    # Each criterion's group named once, then mapped onto the votes (millions at full scale).
+    names = criteria["criterion_external_id"].astype(str).where(
+        criteria["case_id"].isna(), "(case criteria, " + criteria["kind"].astype(str) + ")")
+    group = votes["criterion_id"].map(names)
     distributions: dict[str, Counter] = {}
     for key, verdict, option, value in zip(group, votes["verdict"], votes["option"], votes["value"]):
         if key in distributions or len(distributions) < PER_CRITERION_MAX:
