@@ -18,8 +18,9 @@
 
 Every figure is printed with its target and the load average at the time (the machine may be
 shared: figures are noisy); the machine's speed (``calibration_seconds``, a pure-Python loop) is
-printed at the start and the end of the run, and all of them are written as JSON to ``bench/out/full-N-seedS.json``
-(a run of some ``--steps`` replaces those steps' figures there and keeps the others').
+printed at the start and the end of the run, and all of them are written as JSON to
+``bench/out/full-N-seedS.json`` (a run of some ``--steps`` replaces those steps' figures there and
+keeps the others').
 Peak RSS is the largest of the process and the children it waited for (``os.wait4``); the CPU
 seconds of the process (user + system) are printed beside its wall time, as they depend less on
 what else the machine runs (the database server's CPU is not in them).

@@ -81,9 +81,12 @@ def _type_while_answers_arrive(page, saves: HeldSaves, text: str):
 
 def _open_with_held_saves(page, login) -> HeldSaves:
     login("a1", PASSWORD)
+    # Routed before the labeling page loads (only its saves match): on a loaded machine a route
+    # added after the load missed the first saves once (sent straight through, never held).
+    saves = HeldSaves(page)
     page.goto("/work/next/")
     scripts_ready(page)
-    return HeldSaves(page)
+    return saves
 
 
 def _labels():
