@@ -149,10 +149,11 @@ def _project_wide(criteria: pd.DataFrame, ids: set) -> list[int]:
     return [c for c, project_own in zip(chosen, no_case) if project_own]
 
 
-def _panel(experts: pd.DataFrame, criteria: pd.DataFrame, ids: set, usernames: dict) -> dict:
+def _panel(experts: pd.DataFrame, criteria: pd.DataFrame, project_wide: list[int], usernames: dict) -> dict:
     """Per target and criterion (and over the selection): the mean of the experts' means and their
-    sd across experts (ddof = 1), with the number of experts."""
-    project_wide = _project_wide(criteria, ids)[:PER_CRITERION_MAX]
+    sd across experts (ddof = 1), with the number of experts. ``project_wide``: the selection's
+    criteria of no case (``_project_wide``), one column each."""
+    project_wide = project_wide[:PER_CRITERION_MAX]
     columns = [(ALL, experts)] + [(str(criteria.at[c, "criterion_external_id"]), experts[experts["criterion_id"] == c])
                                   for c in project_wide]
     targets = sorted(experts["target"].astype(str).unique())
@@ -281,7 +282,7 @@ def bias_compute(*, inputs: ReportInputs, condition: str, reference=None, scale:
         out["reference"] = reference.spec
         if experts is not None and len(experts):
             usernames = dict(get_user_model().objects.filter(pk__in=experts["rater"].unique()).values_list("pk", "username"))
-            out["panel"] = _panel(experts, criteria, ids, usernames)
+            out["panel"] = _panel(experts, criteria, project_wide, usernames)
         undefined = [t for t in targets if out["human_scores"][t] is None]
         if undefined:
             out["warnings"].append(
