@@ -97,7 +97,7 @@ def test_the_documented_environment_configures_what_the_page_says():
     example = _example_environment()
     printed = result.stdout.strip().splitlines()[-1].split("|")
     assert printed == [
-        "evalsite.settings.production", "False", "django.db.backends.postgresql", example["CELERY_BROKER_URL"],
+        "evalsite.settings.production", "False", "evalsite.postgresql", example["CELERY_BROKER_URL"],
         example["CELERY_BROKER_URL"],  # the rate limits are shared through the broker's Redis by default
         "1", "1", "('HTTP_X_FORWARDED_PROTO', 'https')",
         "[('https://api.openai.com/v1', 'OPENAI_API_KEY'), ('http://10.0.0.5:8000/v1', 'VLLM_KEY')]",

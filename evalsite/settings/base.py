@@ -98,6 +98,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 20, "init_command": "PRAGMA journal_mode=WAL;"}
     )
 
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's PostgreSQL backend, skipping the health check's round trip for a connection that
+    # worked a moment ago (evalsite.postgresql).
+    DATABASES["default"]["ENGINE"] = "evalsite.postgresql"
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # django-axes counts failed logins (the login form and the admin's): after AXES_FAILURE_LIMIT

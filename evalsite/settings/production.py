@@ -41,10 +41,12 @@ STORAGES = {
 }
 # Keep database connections across requests (each label save is one small request).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+# Each request checks a kept connection before using it (one that worked less than a second ago
+# and the server has not ended is not checked again: evalsite.postgresql).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # The statements every request runs go through evalsite.statements: PostgreSQL prepares each once per
 # connection after this many executions. Behind a connection pooler in transaction mode that cannot
 # keep prepared statements (PgBouncer before 1.21), set DB_PREPARE_THRESHOLD=0: nothing is prepared.
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] == "evalsite.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "prepare_threshold", env.int("DB_PREPARE_THRESHOLD", default=5) or None)
