@@ -342,8 +342,10 @@ class LabelHistory(models.Model):
                               related_name="history")
     # The label's project, copied so that a project's newest change is one index lookup.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # No index: nothing looks history up by who made it (only a user's deletion clears it), and a
+    # bundle import writes one row per label, millions at full scale, each an entry of every index.
     changed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
     changed_at = models.DateTimeField(auto_now_add=True)
     action = models.CharField(max_length=20)

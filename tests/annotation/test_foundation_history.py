@@ -74,3 +74,26 @@ class LabelHistoryTests:
             label_save(**target, criterion=tone, option_label="superb", replace=True)
         with pytest.raises(ValidationError, match="not in the rubric of this response"):
             label_save(**target, criterion=Criterion.objects.get(external_id="c1-ecg"), verdict="met", replace=True)
+
+
+
+@pytest.mark.django_db
+def test_a_deleted_users_changes_stay_in_the_history_unattributed(target):
+    """Who made a change is not indexed (nothing looks history up by it, and a bundle import writes
+    a row per label); the foreign key still holds: deleting the user keeps the rows, unattributed."""
+    from django.db import connection
+
+    changer = get_user_model().objects.create_user("changer")  # a checker, say, changing ann1's label
+    label = label_save(**{**target, "changed_by": changer}, criterion=Criterion.objects.get(external_id="tone"),
+                       option_label="poor", replace=True)
+    entries = list(label.history.filter(changed_by=changer).values_list("pk", flat=True))
+    assert len(entries) == 1
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, LabelHistory._meta.db_table)
+    on_changer = [c for c in constraints.values() if c["columns"] == ["changed_by_id"]]
+    assert not any(c["index"] for c in on_changer)
+    if connection.vendor == "postgresql":
+        assert any(c["foreign_key"] for c in on_changer)
+    changer.delete()
+    assert list(LabelHistory.objects.filter(pk__in=entries).values_list("changed_by", flat=True)) == [None] * len(entries)
+    assert Label.objects.filter(pk=label.pk).exists()
