@@ -6,10 +6,11 @@ The cache holds report results (``grading.reports.cache``) and DRF's throttle hi
 its caller's history and writes it back. Django's ``DatabaseCache.set`` spends six statements on
 that write (count the table, then in a transaction of its own select the key and update or insert
 it), half of a batch save's statements, and its count scans a table that every request rewrites.
-Here a ``set`` of a key that is there is one UPDATE; a new key (or a write inside a transaction,
-where Django's savepoint keeps a failed write from breaking it) goes through Django's own ``set``,
-which counts the table and culls it before inserting. The table grows only by those inserts, so it
-is bounded as Django's is. A ``get`` reads one key and asks the database whether it expired (as
+Here a ``set`` of a key that is there is one UPDATE; a new key is inserted as Django's ``set``
+inserts it (the table counted, and culled when full, first), with the value encoded once for
+both attempts; a write inside a transaction, where Django's savepoint keeps a failed write from
+breaking it, is Django's own ``set``. The table grows only by those inserts, so it is bounded as
+Django's is. A ``get`` reads one key and asks the database whether it expired (as
 Django's ``has_key`` does) instead of converting the timestamp through the ORM; an expired entry
 is deleted, as Django's ``get`` does. Every other operation is Django's.
 """
@@ -50,17 +51,27 @@ class DatabaseCache(DjangoDatabaseCache):
     def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
         key = self.make_and_validate_key(key, version=version)
         connection = connections[router.db_for_write(self.cache_model_class)]
-        if connection.vendor not in VENDORS or connection.in_atomic_block or not self._replace(
-                connection, key, value, timeout):
+        if connection.vendor not in VENDORS or connection.in_atomic_block:
             self._base_set("set", key, value, timeout)
+            return
+        # Encoded once, whether the key is there or not: a full-scale report's result pickles to a
+        # hundred megabytes, which took 1.8 s to encode (the stability report's first computation).
+        encoded = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
+        expires = self._expires(connection, timeout)
+        replaced = self._replace(connection, key, encoded, expires)
+        if replaced is None:
+            self._base_set("set", key, value, timeout)
+        elif not replaced:
+            self._insert(connection, key, encoded, expires)
 
-    def _replace(self, connection, key, value, timeout) -> bool:
-        """Overwrite the entry if it is there; False when it is not (or the statement failed)."""
+    def _expires(self, connection, timeout):
         timeout = self.get_backend_timeout(timeout)
         expires = datetime.max if timeout is None else \
             datetime.fromtimestamp(timeout, tz=timezone.utc if settings.USE_TZ else None)
-        expires = connection.ops.adapt_datetimefield_value(expires.replace(microsecond=0))
-        encoded = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
+        return connection.ops.adapt_datetimefield_value(expires.replace(microsecond=0))
+
+    def _replace(self, connection, key, encoded, expires) -> bool | None:
+        """Overwrite the entry if it is there; False when it is not, None when the statement failed."""
         try:
             with statement_cursor(connection.alias) as cursor:
                 cursor.execute(
@@ -69,4 +80,19 @@ class DatabaseCache(DjangoDatabaseCache):
                 )
                 return cursor.rowcount == 1
         except DatabaseError:
-            return False
+            return None
+
+    def _insert(self, connection, key, encoded, expires) -> None:
+        """A new entry, as Django's ``set`` makes one: the table culled first when it holds more
+        than MAX_ENTRIES; a key another process inserted meanwhile is overwritten."""
+        table = connection.ops.quote_name(self._table)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {table}")
+            count = cursor.fetchone()[0]
+            if count > self._max_entries:
+                self._cull(connection.alias, cursor, tz_now().replace(microsecond=0), count)
+            cursor.execute(
+                f"INSERT INTO {table} (cache_key, value, expires) VALUES (%s, %s, %s)"
+                " ON CONFLICT (cache_key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
+                [key, encoded, expires],
+            )

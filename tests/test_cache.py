@@ -69,6 +69,30 @@ def test_a_get_and_a_set_of_a_key_that_is_there_are_one_statement_each(tables):
     assert len(queries) == 2, [q["sql"] for q in queries.captured_queries]
 
 
+class Pickled:
+    """A value that counts how often it is pickled."""
+    times = 0
+
+    def __reduce__(self):
+        Pickled.times += 1
+        return (Pickled, ())
+
+
+def test_a_new_key_is_encoded_once_and_inserted_after_the_count(tables):
+    """A report's result can pickle to a hundred megabytes: a new key's value is encoded once for
+    the update that finds nothing and the insert after it; the insert counts the table first."""
+    ours, _ = _pair()
+    Pickled.times = 0
+    with CaptureQueriesContext(connection) as queries:
+        ours.set("new", Pickled(), 60)
+    assert Pickled.times == 1
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert statements == ["UPDATE", "SELECT", "INSERT"], statements
+    assert isinstance(ours.get("new"), Pickled)
+    ours.set("new", [2], 60)  # there now: one update
+    assert ours.get("new") == [2] and _rows(OURS) == [":1:new"]
+
+
 def test_inside_a_transaction_a_set_is_djangos(tables):
     """Django's set guards its write with a savepoint, so a failed write leaves the caller's
     transaction usable; inside one, the set is Django's."""
