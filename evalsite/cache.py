@@ -84,15 +84,19 @@ class DatabaseCache(DjangoDatabaseCache):
 
     def _insert(self, connection, key, encoded, expires) -> None:
         """A new entry, as Django's ``set`` makes one: the table culled first when it holds more
-        than MAX_ENTRIES; a key another process inserted meanwhile is overwritten."""
+        than MAX_ENTRIES; a key another process inserted meanwhile is overwritten; a write the
+        database refuses leaves the cache without the entry, as Django's does."""
         table = connection.ops.quote_name(self._table)
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT COUNT(*) FROM {table}")
             count = cursor.fetchone()[0]
             if count > self._max_entries:
                 self._cull(connection.alias, cursor, tz_now().replace(microsecond=0), count)
-            cursor.execute(
-                f"INSERT INTO {table} (cache_key, value, expires) VALUES (%s, %s, %s)"
-                " ON CONFLICT (cache_key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
-                [key, encoded, expires],
-            )
+            try:
+                cursor.execute(
+                    f"INSERT INTO {table} (cache_key, value, expires) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (cache_key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
+                    [key, encoded, expires],
+                )
+            except DatabaseError:
+                pass

@@ -93,6 +93,21 @@ def test_a_new_key_is_encoded_once_and_inserted_after_the_count(tables):
     assert ours.get("new") == [2] and _rows(OURS) == [":1:new"]
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite stores a key of any length")
+def test_a_write_the_database_refuses_is_dropped_as_djangos_is(tables):
+    """A key longer than the column (Django warns of it) fails its insert: the cache goes on
+    without the entry, as Django's does, and no error reaches the caller."""
+    from django.core.cache.backends.base import CacheKeyWarning
+
+    long_key = "k" * 300
+    for cache in _pair():
+        with pytest.warns(CacheKeyWarning):
+            cache.set(long_key, [1], 60)
+        with pytest.warns(CacheKeyWarning):
+            assert cache.get(long_key, "default") == "default"
+    assert _rows(OURS) == _rows(DJANGOS) == []
+
+
 def test_inside_a_transaction_a_set_is_djangos(tables):
     """Django's set guards its write with a savepoint, so a failed write leaves the caller's
     transaction usable; inside one, the set is Django's."""
