@@ -29,10 +29,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.good_at: float | None = None  # when a request last finished with this connection working
 
-    def connect(self):
-        super().connect()
-        self.good_at = None
-
     def close_if_unusable_or_obsolete(self):
         # Called as each request starts and ends. A connection its request used (``health_check_done``:
         # checked or opened during it) without an error it could not recover from worked until now.
@@ -44,6 +40,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self.good_at = self.clock()
 
     def close_if_health_check_failed(self):
+        # Called at every cursor: Django's own cheap conditions come first.
         if (
             self.connection is not None
             and self.health_check_enabled
